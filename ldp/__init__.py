@@ -1,0 +1,44 @@
+"""Murmur's local differential privacy library: mechanisms, estimators, privacy accounting.
+
+Framework-free: numpy and scipy only. The survey app (``surveys``) builds on it; nothing
+here knows about the web.
+
+>>> import numpy as np
+>>> mechanism = make_mechanism("krr", k=3, epsilon=2.0)
+>>> reports = mechanism.randomize(np.zeros(1000, dtype=int), rng=1)
+>>> estimate = mechanism.estimate(mechanism.tally(reports))
+>>> bool(abs(estimate.proportions[0] - 1) < 4 * estimate.standard_errors[0])
+True
+"""
+
+from __future__ import annotations
+
+from ldp.estimates import FrequencyEstimate, Interval, clip_and_renormalize, project_onto_simplex
+from ldp.mechanisms import (
+    MECHANISMS,
+    CountMeanSketch,
+    DBitFlip,
+    InvalidReport,
+    KRandomizedResponse,
+    Mechanism,
+    Tally,
+    make_mechanism,
+)
+from ldp.privacy import posterior_bound, worst_case_log_ratio
+
+__all__ = [
+    "MECHANISMS",
+    "CountMeanSketch",
+    "DBitFlip",
+    "FrequencyEstimate",
+    "Interval",
+    "InvalidReport",
+    "KRandomizedResponse",
+    "Mechanism",
+    "Tally",
+    "clip_and_renormalize",
+    "make_mechanism",
+    "posterior_bound",
+    "project_onto_simplex",
+    "worst_case_log_ratio",
+]

@@ -1,0 +1,40 @@
+"""Frequency-estimation mechanisms, one module each, behind :class:`~ldp.mechanisms.base.Mechanism`.
+
+``make_mechanism`` builds one from a name and JSON-serializable parameters, which is how
+stored questions refer to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ldp.mechanisms.base import InvalidReport, Mechanism, Tally
+from ldp.mechanisms.bitflip import DBitFlip
+from ldp.mechanisms.cms import CountMeanSketch
+from ldp.mechanisms.krr import KRandomizedResponse
+
+__all__ = [
+    "MECHANISMS",
+    "CountMeanSketch",
+    "DBitFlip",
+    "InvalidReport",
+    "KRandomizedResponse",
+    "Mechanism",
+    "Tally",
+    "make_mechanism",
+]
+
+MECHANISMS: dict[str, type[Mechanism]] = {cls.name: cls for cls in (KRandomizedResponse, CountMeanSketch, DBitFlip)}
+
+
+def make_mechanism(name: str, k: int, epsilon: float, **params: Any) -> Mechanism:
+    """Build the mechanism called ``name`` for k options at budget epsilon.
+
+    >>> make_mechanism("dbitflip", k=5, epsilon=1.0, d=4).params()
+    {'d': 4}
+    """
+    try:
+        cls = MECHANISMS[name]
+    except KeyError:
+        raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name!r}") from None
+    return cls(k=k, epsilon=epsilon, **params)  # type: ignore[call-arg]

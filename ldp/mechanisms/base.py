@@ -1,0 +1,204 @@
+"""The interface every frequency-estimation mechanism implements.
+
+A mechanism answers a question with k options (true answers are integers 0..k-1) at a
+privacy budget epsilon. It provides, in this order of use:
+
+1. ``client_spec()``: everything a browser needs to randomize, as JSON-serializable data,
+   so that the browser never does privacy arithmetic of its own;
+2. ``randomize(values, rng=...)``: the same randomization, vectorized, for simulation;
+3. ``parse_report(obj)``: strict validation of one report as the browser sends it, returning
+   its *packed* form: ``report_width`` bytes, the form in which reports are stored;
+4. ``tally(packed)``: sufficient statistics of many packed reports (mergeable with ``+``);
+5. ``estimate(tally)``: the unbiased frequency estimate with its analytic covariance.
+
+All mechanisms here are linear (see :mod:`ldp.estimates`): a subclass supplies the
+per-report statistic's mean ``observed_mean``, its expectation matrix ``response_matrix``
+and its per-report covariance ``report_covariance``; estimation is shared.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ldp.estimates import FrequencyEstimate, project_onto_simplex
+from ldp.privacy import check_epsilon
+
+__all__ = ["InvalidReport", "Mechanism", "Tally"]
+
+MAX_OPTIONS = 256
+
+
+class InvalidReport(ValueError):
+    """A report that does not fit its mechanism; the message says what is wrong."""
+
+
+@dataclass(frozen=True, eq=False)
+class Tally:
+    """Sufficient statistics of a set of reports: their number and integer counts.
+
+    Tallies of disjoint sets of reports add up to the tally of their union, so aggregates
+    can be kept incrementally and merged.
+
+    >>> (Tally(2, np.array([1, 1])) + Tally(1, np.array([0, 1]))).counts.tolist()
+    [1, 2]
+    """
+
+    n: int
+    counts: np.ndarray
+
+    def __add__(self, other: Tally) -> Tally:
+        if self.counts.shape != other.counts.shape:
+            raise ValueError(f"cannot add tallies of shapes {self.counts.shape} and {other.counts.shape}")
+        return Tally(self.n + other.n, self.counts + other.counts)
+
+
+def check_options(k: int) -> int:
+    """Validate the number of options of a question."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_OPTIONS:
+        raise ValueError(f"k (number of options) must be an integer in [2, {MAX_OPTIONS}], got {k!r}")
+    return int(k)
+
+
+def check_values(values: ArrayLike, k: int) -> np.ndarray:
+    """True answers as an int64 array, each in [0, k)."""
+    array = np.asarray(values)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"values must be a 1-d integer array, got dtype {array.dtype} and shape {array.shape}")
+    if array.size and (array.min() < 0 or array.max() >= k):
+        raise ValueError(f"values must lie in [0, {k}), got range [{array.min()}, {array.max()}]")
+    return array.astype(np.int64)
+
+
+def require_int(obj: Any, name: str, low: int, high: int) -> int:
+    """A JSON integer in [low, high]; booleans and floats are refused."""
+    if isinstance(obj, bool) or not isinstance(obj, int):
+        raise InvalidReport(f"{name} must be an integer, got {type(obj).__name__}")
+    if not low <= obj <= high:
+        raise InvalidReport(f"{name} must lie in [{low}, {high}], got {obj}")
+    return obj
+
+
+def require_bits(obj: Any, name: str, length: int) -> list[int]:
+    """A JSON list of exactly ``length`` entries, each the integer 0 or 1."""
+    if not isinstance(obj, list):
+        raise InvalidReport(f"{name} must be a list, got {type(obj).__name__}")
+    if len(obj) != length:
+        raise InvalidReport(f"{name} must have {length} entries, got {len(obj)}")
+    for i, bit in enumerate(obj):
+        if isinstance(bit, bool) or bit not in (0, 1) or not isinstance(bit, int):
+            raise InvalidReport(f"{name}[{i}] must be 0 or 1, got {bit!r}")
+    return obj
+
+
+def require_fields(obj: Any, fields: set[str]) -> dict[str, Any]:
+    """A JSON object with exactly the given keys."""
+    if not isinstance(obj, dict):
+        raise InvalidReport(f"a report must be an object, got {type(obj).__name__}")
+    if set(obj) != fields:
+        raise InvalidReport(f"a report must have exactly the fields {sorted(fields)}, got {sorted(obj)}")
+    return obj
+
+
+class Mechanism(ABC):
+    """Base class of the frequency-estimation mechanisms; subclasses are frozen dataclasses."""
+
+    name: ClassVar[str]
+    k: int
+    epsilon: float
+
+    def _check_common(self) -> None:
+        object.__setattr__(self, "k", check_options(self.k))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+
+    # -- what a subclass provides -------------------------------------------------------------
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The mechanism's knobs beyond k and epsilon, as JSON-serializable data."""
+
+    @abstractmethod
+    def client_spec(self) -> dict[str, Any]:
+        """Everything a browser needs to randomize one answer (JSON-serializable)."""
+
+    @property
+    @abstractmethod
+    def report_width(self) -> int:
+        """Number of bytes of one packed report."""
+
+    @abstractmethod
+    def randomize(self, values: ArrayLike, *, rng: Any = None) -> np.ndarray:
+        """Randomize true answers; returns packed reports, shape (n, report_width), uint8."""
+
+    @abstractmethod
+    def parse_report(self, obj: Any) -> bytes:
+        """Validate one report as sent by a browser and return it packed; raise InvalidReport."""
+
+    @abstractmethod
+    def unpack_report(self, packed: bytes) -> dict[str, Any]:
+        """The JSON form of one packed report (inverse of ``parse_report``)."""
+
+    @abstractmethod
+    def tally(self, packed: np.ndarray) -> Tally:
+        """Sufficient statistics of packed reports, shape (n, report_width)."""
+
+    @abstractmethod
+    def observed_mean(self, tally: Tally) -> np.ndarray:
+        """Mean per-report statistic z_bar, with E[z_bar] = response_matrix @ f."""
+
+    @property
+    @abstractmethod
+    def response_matrix(self) -> np.ndarray:
+        """The k x k matrix A with E[z_bar] = A f."""
+
+    @abstractmethod
+    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+        """Per-report covariance Sigma(f) of z, averaged over a population with answers f."""
+
+    @abstractmethod
+    def worst_case_log_ratio(self) -> float:
+        """Closed-form max over reports and value pairs of ln(P[y | v] / P[y | v'])."""
+
+    # -- shared machinery ---------------------------------------------------------------------
+    def spec_header(self) -> dict[str, Any]:
+        return {"mechanism": self.name, "k": self.k, "epsilon": self.epsilon}
+
+    def empty_tally(self) -> Tally:
+        return self.tally(np.zeros((0, self.report_width), dtype=np.uint8))
+
+    def unpack_many(self, buffer: bytes) -> np.ndarray:
+        """Packed reports concatenated into ``buffer``, as an (n, report_width) uint8 array."""
+        if len(buffer) % self.report_width:
+            raise ValueError(f"buffer length {len(buffer)} is not a multiple of {self.report_width}")
+        return np.frombuffer(buffer, dtype=np.uint8).reshape(-1, self.report_width)
+
+    @cached_property
+    def _inverse_response(self) -> np.ndarray:
+        return np.linalg.inv(self.response_matrix)
+
+    def covariance(self, frequencies: ArrayLike, n: int) -> np.ndarray:
+        """Covariance of the unbiased estimate from n reports: A^-1 Sigma(f) A^-T / n."""
+        f = np.asarray(frequencies, dtype=float)
+        inverse = self._inverse_response
+        return inverse @ self.report_covariance(f) @ inverse.T / n
+
+    def estimate(self, tally: Tally) -> FrequencyEstimate:
+        """Unbiased estimate f_hat = A^-1 z_bar with its analytic covariance.
+
+        The covariance depends on the unknown f; it is evaluated at the Norm-Sub projection of
+        f_hat, a consistent plug-in (a negative "frequency" would make variances negative).
+        """
+        if tally.n == 0:
+            raise ValueError("cannot estimate from zero reports")
+        unbiased = self._inverse_response @ self.observed_mean(tally)
+        plug_in = project_onto_simplex(unbiased)
+        return FrequencyEstimate(unbiased, self.covariance(plug_in, tally.n), tally.n)
+
+    def expected_standard_errors(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
+        """Standard error per option at n reports, for answers f (uniform by default)."""
+        f = np.full(self.k, 1.0 / self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
+        return np.sqrt(np.diag(self.covariance(f, n)))

@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from tests.js import make_specs
+
+
+def test_the_javascript_tests_use_the_specs_ldp_makes_now():
+    assert make_specs.PATH.read_text() == make_specs.render(), "run: python -m tests.js.make_specs"
