@@ -1,0 +1,171 @@
+// @ts-check
+/**
+ * Browser-side randomizers, mirroring ldp/mechanisms/ (Python). Pure functions, no DOM.
+ *
+ * Each randomizer takes the server's client spec for one question, the respondent's true
+ * answer (an option index) and a random source, and returns the report to send. The spec
+ * carries every probability: nothing here derives one from epsilon.
+ *
+ * Randomness: a RandomSource fills a Uint32Array with independent uniform words, as
+ * crypto.getRandomValues does. Integers in [0, n) are drawn by rejection (no modulo bias);
+ * a Bernoulli(p) draw compares p with a uniform number built from 53 random bits, so its
+ * probability is p to within 2^-53.
+ */
+
+/** @typedef {(words: Uint32Array) => Uint32Array} RandomSource */
+
+/**
+ * @typedef {object} KrrSpec
+ * @property {"krr"} mechanism
+ * @property {number} k
+ * @property {number} keep_probability
+ *
+ * @typedef {object} CmsSpec
+ * @property {"cms"} mechanism
+ * @property {number} k
+ * @property {number} hash_count
+ * @property {number} width
+ * @property {number} keep_probability
+ * @property {number[][]} hashes  hashes[j][option] = h_j(option)
+ *
+ * @typedef {object} DBitFlipSpec
+ * @property {"dbitflip"} mechanism
+ * @property {number} k
+ * @property {number} d
+ * @property {number} true_bit_probability
+ * @property {number} other_bit_probability
+ *
+ * @typedef {KrrSpec | CmsSpec | DBitFlipSpec} ClientSpec
+ */
+
+const TWO_POW_32 = 4294967296;
+const TWO_POW_53 = 9007199254740992;
+
+/** @returns {RandomSource} the platform's cryptographically secure generator */
+export function cryptoRandomSource() {
+  return (words) => globalThis.crypto.getRandomValues(words);
+}
+
+/**
+ * A uniform integer in [0, bound), by rejection sampling of 32-bit words.
+ * @param {number} bound  1 <= bound <= 2^32
+ * @param {RandomSource} random
+ */
+export function uniformInt(bound, random) {
+  if (!Number.isInteger(bound) || bound < 1 || bound > TWO_POW_32) {
+    throw new RangeError(`bound must be an integer in [1, 2^32], got ${bound}`);
+  }
+  // Accept only words below the largest multiple of bound, so every residue is equally likely.
+  const limit = TWO_POW_32 - (TWO_POW_32 % bound);
+  const word = new Uint32Array(1);
+  for (;;) {
+    random(word);
+    if (word[0] < limit) return word[0] % bound;
+  }
+}
+
+/**
+ * A uniform number in [0, 1) with 53 random bits.
+ * @param {RandomSource} random
+ */
+export function uniformUnit(random) {
+  const words = random(new Uint32Array(2));
+  return ((words[0] >>> 5) * 67108864 + (words[1] >>> 6)) / TWO_POW_53;
+}
+
+/**
+ * True with probability p.
+ * @param {number} p
+ * @param {RandomSource} random
+ */
+export function bernoulli(p, random) {
+  return uniformUnit(random) < p;
+}
+
+/**
+ * @param {number} value
+ * @param {number} k
+ */
+function checkAnswer(value, k) {
+  if (!Number.isInteger(value) || value < 0 || value >= k) {
+    throw new RangeError(`answer must be an option index in [0, ${k}), got ${value}`);
+  }
+}
+
+/**
+ * k-RR: keep the answer with probability keep_probability, else a uniform other option.
+ * @param {KrrSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{value: number}}
+ */
+export function randomizeKrr(spec, value, random) {
+  checkAnswer(value, spec.k);
+  if (bernoulli(spec.keep_probability, random)) return { value };
+  const other = uniformInt(spec.k - 1, random);
+  return { value: other >= value ? other + 1 : other };
+}
+
+/**
+ * Count Mean Sketch (seed 004, Fig. 5): a uniform hash index j, the vector that is +1 at
+ * hashes[j][value] and -1 elsewhere, each coordinate kept with probability keep_probability.
+ * Bits are sent as 1 for +1 and 0 for -1.
+ * @param {CmsSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{hash_index: number, bits: number[]}}
+ */
+export function randomizeCms(spec, value, random) {
+  checkAnswer(value, spec.k);
+  const j = uniformInt(spec.hash_count, random);
+  const position = spec.hashes[j][value];
+  const bits = [];
+  for (let i = 0; i < spec.width; i += 1) {
+    const encoded = i === position ? 1 : 0;
+    bits.push(bernoulli(spec.keep_probability, random) ? encoded : 1 - encoded);
+  }
+  return { hash_index: j, bits };
+}
+
+/**
+ * dBitFlip (Ding, Kulkarni, Yekhanin 2017): d distinct buckets uniformly at random, and for
+ * each a bit that is 1 with true_bit_probability if it is the answer's bucket, else with
+ * other_bit_probability.
+ * @param {DBitFlipSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{buckets: number[], bits: number[]}}
+ */
+export function randomizeDBitFlip(spec, value, random) {
+  checkAnswer(value, spec.k);
+  // The first d entries of a partial Fisher-Yates shuffle are a uniform d-subset.
+  const order = Array.from({ length: spec.k }, (_, i) => i);
+  for (let i = 0; i < spec.d; i += 1) {
+    const swap = i + uniformInt(spec.k - i, random);
+    [order[i], order[swap]] = [order[swap], order[i]];
+  }
+  const buckets = order.slice(0, spec.d).sort((a, b) => a - b);
+  const bits = buckets.map((bucket) => {
+    const p = bucket === value ? spec.true_bit_probability : spec.other_bit_probability;
+    return bernoulli(p, random) ? 1 : 0;
+  });
+  return { buckets, bits };
+}
+
+const RANDOMIZERS = {
+  krr: randomizeKrr,
+  cms: randomizeCms,
+  dbitflip: randomizeDBitFlip,
+};
+
+/**
+ * Randomize one answer with the mechanism the spec names.
+ * @param {ClientSpec} spec
+ * @param {number} value
+ * @param {RandomSource} [random]
+ */
+export function randomize(spec, value, random = cryptoRandomSource()) {
+  const randomizer = RANDOMIZERS[spec.mechanism];
+  if (!randomizer) throw new Error(`unknown mechanism ${JSON.stringify(spec.mechanism)}`);
+  return randomizer(/** @type {any} */ (spec), value, random);
+}

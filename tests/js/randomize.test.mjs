@@ -1,0 +1,305 @@
+// Tests of static/ldp/randomize.js against the client specs ldp makes (tests/js/specs.json).
+//
+// Frequencies: DRAWS = 100,000 reports per check from a seeded source; an observed share
+// must lie within 4 standard errors, sqrt(p (1 - p) / draws), of the probability the spec
+// implies. Privacy: the report distribution the spec implies is enumerated and its worst
+// likelihood ratio must equal e^epsilon (relative error 1e-9).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import {
+  bernoulli,
+  cryptoRandomSource,
+  randomize,
+  randomizeCms,
+  randomizeDBitFlip,
+  randomizeKrr,
+  uniformInt,
+  uniformUnit,
+} from "../../static/ldp/randomize.js";
+
+const SPECS = JSON.parse(readFileSync(new URL("./specs.json", import.meta.url), "utf8"));
+const DRAWS = 100_000;
+
+// Math.random must never be used: make any use fail loudly.
+Math.random = () => {
+  throw new Error("Math.random called");
+};
+
+/** xoshiro128** seeded by splitmix32: a deterministic RandomSource for tests. */
+function seededSource(seed) {
+  let s = seed >>> 0;
+  const splitmix = () => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
+  const next = () => {
+    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
+    const t = state[1] << 9;
+    state[2] ^= state[0];
+    state[3] ^= state[1];
+    state[1] ^= state[2];
+    state[0] ^= state[3];
+    state[2] ^= t;
+    state[3] = (state[3] << 11) | (state[3] >>> 21);
+    return result;
+  };
+  return (words) => {
+    for (let i = 0; i < words.length; i += 1) words[i] = next();
+    return words;
+  };
+}
+
+/** A source that replays the given words. */
+function scriptedSource(words) {
+  let i = 0;
+  return (out) => {
+    for (let j = 0; j < out.length; j += 1) out[j] = words[i++];
+    return out;
+  };
+}
+
+function assertShare(count, draws, p, label) {
+  const share = count / draws;
+  const se = Math.sqrt((p * (1 - p)) / draws);
+  assert.ok(Math.abs(share - p) <= 4 * se, `${label}: share ${share} vs ${p} (se ${se})`);
+}
+
+/** max over reports and answer pairs of ln(P[y|v] / P[y|v']), from table[v][y]. */
+function worstLogRatio(table) {
+  let worst = 0;
+  for (let y = 0; y < table[0].length; y += 1) {
+    const column = table.map((row) => row[y]);
+    worst = Math.max(worst, Math.log(Math.max(...column)) - Math.log(Math.min(...column)));
+  }
+  return worst;
+}
+
+function assertExactEpsilon(table, epsilon) {
+  for (const row of table) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-12);
+  const ratio = worstLogRatio(table);
+  assert.ok(Math.abs(ratio - epsilon) <= 1e-9 * epsilon, `worst log ratio ${ratio} != epsilon ${epsilon}`);
+}
+
+function* combinations(items, size, start = 0, prefix = []) {
+  if (prefix.length === size) {
+    yield prefix;
+    return;
+  }
+  for (let i = start; i < items.length; i += 1) yield* combinations(items, size, i + 1, [...prefix, items[i]]);
+}
+
+function* bitPatterns(length) {
+  for (let mask = 0; mask < 2 ** length; mask += 1) {
+    yield Array.from({ length }, (_, i) => (mask >>> i) & 1);
+  }
+}
+
+// -- random primitives ---------------------------------------------------------------------
+
+test("uniformInt rejects the words that would cause modulo bias", () => {
+  // bound 3: 2^32 mod 3 = 1, so the single word 2^32 - 1 is rejected and the next one used.
+  assert.equal(uniformInt(3, scriptedSource([4294967295, 7])), 1);
+  assert.equal(uniformInt(3, scriptedSource([4294967294])), 4294967294 % 3);
+});
+
+test("uniformInt is uniform over small bounds", () => {
+  const random = seededSource(1);
+  for (const bound of [2, 3, 5, 7]) {
+    const counts = new Array(bound).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) counts[uniformInt(bound, random)] += 1;
+    counts.forEach((count, value) => assertShare(count, DRAWS, 1 / bound, `uniformInt(${bound}) = ${value}`));
+  }
+});
+
+test("uniformInt refuses bounds it cannot draw from", () => {
+  for (const bad of [0, -1, 1.5, 2 ** 33]) assert.throws(() => uniformInt(bad, seededSource(1)), RangeError);
+});
+
+test("uniformUnit uses 53 bits and stays in [0, 1)", () => {
+  assert.equal(uniformUnit(scriptedSource([0, 0])), 0);
+  assert.equal(uniformUnit(scriptedSource([0xffffffff, 0xffffffff])), 1 - 2 ** -53);
+  assert.equal(uniformUnit(scriptedSource([0, 64])), 2 ** -53);
+});
+
+test("bernoulli(p) is true with probability p", () => {
+  const random = seededSource(2);
+  for (const p of [0.01, 0.25, 0.731]) {
+    let ones = 0;
+    for (let i = 0; i < DRAWS; i += 1) ones += bernoulli(p, random) ? 1 : 0;
+    assertShare(ones, DRAWS, p, `bernoulli(${p})`);
+  }
+});
+
+test("the default source is crypto.getRandomValues", () => {
+  const original = globalThis.crypto.getRandomValues.bind(globalThis.crypto);
+  let calls = 0;
+  const spy = (words) => {
+    calls += 1;
+    return original(words);
+  };
+  Object.defineProperty(globalThis.crypto, "getRandomValues", { value: spy, configurable: true });
+  try {
+    randomize(SPECS["krr-k5"], 2);
+    cryptoRandomSource()(new Uint32Array(1));
+  } finally {
+    Object.defineProperty(globalThis.crypto, "getRandomValues", { value: original, configurable: true });
+  }
+  assert.ok(calls >= 2);
+});
+
+test("the module never mentions Math.random", () => {
+  const source = readFileSync(new URL("../../static/ldp/randomize.js", import.meta.url), "utf8");
+  assert.ok(!source.includes("Math.random"));
+});
+
+// -- k-RR ----------------------------------------------------------------------------------
+
+function krrTable(spec) {
+  const q = (1 - spec.keep_probability) / (spec.k - 1);
+  return Array.from({ length: spec.k }, (_, v) =>
+    Array.from({ length: spec.k }, (_, y) => (y === v ? spec.keep_probability : q)),
+  );
+}
+
+for (const key of ["krr-k5", "krr-k2", "krr-k12"]) {
+  test(`k-RR ${key}: shape and frequencies match the spec`, () => {
+    const spec = SPECS[key];
+    const random = seededSource(3);
+    const answer = spec.k - 1;
+    const counts = new Array(spec.k).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) {
+      const report = randomizeKrr(spec, answer, random);
+      assert.deepEqual(Object.keys(report), ["value"]);
+      counts[report.value] += 1;
+    }
+    const implied = krrTable(spec)[answer];
+    counts.forEach((count, y) => assertShare(count, DRAWS, implied[y], `${key} report ${y}`));
+  });
+
+  test(`k-RR ${key}: the implied ratio is exactly e^epsilon`, () => {
+    assertExactEpsilon(krrTable(SPECS[key]), SPECS[key].epsilon);
+  });
+}
+
+// -- CMS -----------------------------------------------------------------------------------
+
+function cmsTable(spec) {
+  const p = spec.keep_probability;
+  return Array.from({ length: spec.k }, (_, v) => {
+    const row = [];
+    for (let j = 0; j < spec.hash_count; j += 1) {
+      for (const bits of bitPatterns(spec.width)) {
+        let probability = 1 / spec.hash_count;
+        bits.forEach((bit, i) => {
+          const encoded = i === spec.hashes[j][v] ? 1 : 0;
+          probability *= bit === encoded ? p : 1 - p;
+        });
+        row.push(probability);
+      }
+    }
+    return row;
+  });
+}
+
+for (const key of ["cms-small", "cms-default"]) {
+  test(`CMS ${key}: shape and frequencies match the spec`, () => {
+    const spec = SPECS[key];
+    const random = seededSource(4);
+    const answer = 2;
+    const draws = key === "cms-default" ? 20_000 : DRAWS;
+    const hashCounts = new Array(spec.hash_count).fill(0);
+    let keptAtPosition = 0;
+    let flippedElsewhere = 0;
+    for (let i = 0; i < draws; i += 1) {
+      const report = randomizeCms(spec, answer, random);
+      assert.equal(report.bits.length, spec.width);
+      assert.ok(report.bits.every((bit) => bit === 0 || bit === 1));
+      hashCounts[report.hash_index] += 1;
+      const position = spec.hashes[report.hash_index][answer];
+      keptAtPosition += report.bits[position];
+      flippedElsewhere += report.bits.reduce((sum, bit, j) => sum + (j === position ? 0 : bit), 0);
+    }
+    assertShare(keptAtPosition, draws, spec.keep_probability, `${key} +1 kept`);
+    assertShare(flippedElsewhere, draws * (spec.width - 1), 1 - spec.keep_probability, `${key} -1 flipped`);
+    if (key === "cms-small") {
+      hashCounts.forEach((count, j) => assertShare(count, draws, 1 / spec.hash_count, `${key} hash ${j}`));
+    }
+  });
+}
+
+test("CMS: the implied ratio is exactly e^epsilon", () => {
+  assertExactEpsilon(cmsTable(SPECS["cms-tiny"]), SPECS["cms-tiny"].epsilon);
+});
+
+// -- dBitFlip ------------------------------------------------------------------------------
+
+function bitflipTable(spec) {
+  const subsets = [...combinations([...Array(spec.k).keys()], spec.d)];
+  return Array.from({ length: spec.k }, (_, v) => {
+    const row = [];
+    for (const subset of subsets) {
+      for (const bits of bitPatterns(spec.d)) {
+        let probability = 1 / subsets.length;
+        subset.forEach((bucket, i) => {
+          const one = bucket === v ? spec.true_bit_probability : spec.other_bit_probability;
+          probability *= bits[i] ? one : 1 - one;
+        });
+        row.push(probability);
+      }
+    }
+    return row;
+  });
+}
+
+for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8"]) {
+  test(`dBitFlip ${key}: shape and frequencies match the spec`, () => {
+    const spec = SPECS[key];
+    const random = seededSource(5);
+    const answer = 1;
+    const sampled = new Array(spec.k).fill(0);
+    const ones = new Array(spec.k).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) {
+      const report = randomizeDBitFlip(spec, answer, random);
+      assert.equal(report.buckets.length, spec.d);
+      assert.equal(new Set(report.buckets).size, spec.d);
+      assert.deepEqual(report.buckets, [...report.buckets].sort((a, b) => a - b));
+      report.buckets.forEach((bucket, i) => {
+        sampled[bucket] += 1;
+        ones[bucket] += report.bits[i];
+      });
+    }
+    sampled.forEach((count, bucket) => assertShare(count, DRAWS, spec.d / spec.k, `${key} bucket ${bucket} sampled`));
+    ones.forEach((count, bucket) => {
+      const p = bucket === answer ? spec.true_bit_probability : spec.other_bit_probability;
+      assertShare(count, sampled[bucket], p, `${key} bucket ${bucket} sends 1`);
+    });
+  });
+
+  test(`dBitFlip ${key}: the implied ratio is exactly e^epsilon`, () => {
+    assertExactEpsilon(bitflipTable(SPECS[key]), SPECS[key].epsilon);
+  });
+}
+
+// -- dispatch and validation ---------------------------------------------------------------
+
+test("randomize dispatches on the spec's mechanism", () => {
+  assert.deepEqual(Object.keys(randomize(SPECS["krr-k5"], 0, seededSource(6))), ["value"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["cms-small"], 0, seededSource(6))), ["hash_index", "bits"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["4bitflip"], 0, seededSource(6))), ["buckets", "bits"]);
+  assert.throws(() => randomize({ ...SPECS["krr-k5"], mechanism: "rappor" }, 0), /unknown mechanism/);
+});
+
+test("answers outside the options are refused", () => {
+  for (const key of ["krr-k5", "cms-small", "4bitflip"]) {
+    for (const bad of [-1, 5, 1.5, "1"]) {
+      assert.throws(() => randomize(SPECS[key], bad, seededSource(7)), RangeError);
+    }
+  }
+});
