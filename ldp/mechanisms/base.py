@@ -163,6 +163,15 @@ class Mechanism(ABC):
     def worst_case_log_ratio(self) -> float:
         """Closed-form max over reports and value pairs of ln(P[y | v] / P[y | v'])."""
 
+    @abstractmethod
+    def guess_probability(self) -> float:
+        """Chance that an observer of one report guesses the true answer right.
+
+        The observer knows the mechanism, assumes every answer equally likely, and guesses the
+        answer that makes the report most likely (ties at random): (1/k) sum_y max_v P[y | v].
+        Guessing blindly succeeds with probability 1/k.
+        """
+
     # -- shared machinery ---------------------------------------------------------------------
     def spec_header(self) -> dict[str, Any]:
         return {"mechanism": self.name, "k": self.k, "epsilon": self.epsilon}

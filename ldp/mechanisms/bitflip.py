@@ -189,6 +189,16 @@ class DBitFlip(Mechanism):
         differing_bits = min(self.d, 2)
         return differing_bits * math.log(self.true_bit_probability / self.other_bit_probability)
 
+    def guess_probability(self) -> float:
+        # A sampled bucket that sent 1 is e^(bit epsilon) times likelier to be the answer than an
+        # unsampled one, which beats a sampled 0. With s ones among the d bits the best guess's
+        # likelihood is p1 p0^(s-1) (1-p0)^(d-s) per bucket set; with none it is (1-p0)^d (an
+        # unsampled bucket) or, when d = k, (1-p1)(1-p0)^(d-1). Sum over s, divide by k.
+        p1, p0, d = self.true_bit_probability, self.other_bit_probability, self.d
+        total = sum(math.comb(d, s) * p1 * p0 ** (s - 1) * (1 - p0) ** (d - s) for s in range(1, d + 1))
+        total += (1 - p0) ** d if d < self.k else (1 - p1) * (1 - p0) ** (d - 1)
+        return total / self.k
+
     def report_probabilities(self) -> np.ndarray:
         """P[report | answer] over every (bucket set, bits) report, for enumeration."""
         subsets = list(itertools.combinations(range(self.k), self.d))

@@ -221,6 +221,19 @@ class CountMeanSketch(Mechanism):
         differ = (table[:, :, None] != table[:, None, :]).any()
         return 2 * int(differ) * math.log(self.keep_probability / (1 - self.keep_probability))
 
+    def guess_probability(self) -> float:
+        # Given j only the u_j distinct cells h_j(option) matter. With s of them +1, the best
+        # guess is an option in a +1 cell: likelihood p (1-p)^(s-1) p^(u-s); with none, any
+        # option: (1-p) p^(u-1). Sum over s, average over j, divide by k.
+        p = self.keep_probability
+        cells = np.array([np.unique(row).size for row in self.hash_table])
+        totals = [
+            sum(math.comb(u, s) * p * (1 - p) ** (s - 1) * p ** (u - s) for s in range(1, u + 1))
+            + (1 - p) * p ** (u - 1)
+            for u in range(cells.max() + 1)
+        ]
+        return float(np.mean(np.take(totals, cells))) / self.k
+
     def report_probabilities(self) -> np.ndarray:
         """P[(j, bits) | answer] over all hash_count * 2^width reports, for enumeration."""
         if self.hash_count * 2**self.width > _ENUMERATION_LIMIT:

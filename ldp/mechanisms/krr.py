@@ -122,6 +122,10 @@ class KRandomizedResponse(Mechanism):
     def worst_case_log_ratio(self) -> float:
         return math.log(self.keep_probability / self.other_probability)
 
+    def guess_probability(self) -> float:
+        # The best guess is the reported option itself, right with probability p.
+        return self.keep_probability
+
     def report_probabilities(self) -> np.ndarray:
         """P[report = y | answer = v] as a (k, k) table, for enumeration."""
         return self.response_matrix.T.copy()

@@ -95,3 +95,18 @@ def test_check_epsilon_rejects_values_outside_the_documented_range(bad):
 @pytest.mark.parametrize("good", [EPSILON_MIN, EPSILON_MAX, 1, np.float64(0.5)])
 def test_check_epsilon_accepts_the_range_ends(good):
     assert check_epsilon(good) == float(good)
+
+
+@pytest.mark.parametrize("mechanism", ENUMERABLE, ids=lambda m: f"{m.name}-k{m.k}-{m.params()}")
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_guess_probability_matches_enumeration(mechanism, epsilon):
+    mechanism = type(mechanism)(k=mechanism.k, epsilon=epsilon, **mechanism.params())
+    table = mechanism.report_probabilities()
+    enumerated = table.max(axis=0).sum() / mechanism.k
+    assert mechanism.guess_probability() == pytest.approx(enumerated, rel=1e-12)
+    assert 1 / mechanism.k < mechanism.guess_probability() < 1
+
+
+def test_krr_guess_probability_is_the_keep_probability():
+    mechanism = KRandomizedResponse(k=5, epsilon=1.0)
+    assert mechanism.guess_probability() == mechanism.keep_probability
