@@ -16,6 +16,7 @@ install: $(VENV)/.installed  ## virtualenv with runtime and test dependencies
 
 run: install  ## migrate, load the demo survey, serve on $(PORT) (SQLite unless DATABASE_URL is set)
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
 	$(PY) manage.py runserver 0.0.0.0:$(PORT)
 
 serve: install  ## production: gunicorn + whitenoise; needs SECRET_KEY, ALLOWED_HOSTS, DEBUG=false

@@ -1,1 +1,187 @@
+"""Surveys, questions, and the randomized reports respondents' browsers send.
+
+A stored value is a *report*, never an answer: the true answer stays in the browser.
+Every report points to the immutable :class:`Randomization` it was made with, so it can
+always be interpreted, and a question's randomization is frozen once it has reports.
+"""
+
 from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+import ldp
+from ldp.mechanisms import Mechanism
+
+MIN_OPTIONS = 2
+MAX_OPTIONS = 64
+
+
+def new_slug() -> str:
+    """An unguessable share-link slug: 16 random bytes, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+class Survey(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        OPEN = "open", _("Open")
+        CLOSED = "closed", _("Closed")
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="surveys")
+    title = models.CharField(_("title"), max_length=200)
+    description = models.TextField(_("description"), blank=True)
+    slug = models.CharField(max_length=32, unique=True, default=new_slug, editable=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    epsilon_cap = models.FloatField(
+        _("privacy budget cap"),
+        null=True,
+        blank=True,
+        help_text=_("Largest total epsilon one respondent may spend on this survey (empty: no cap)."),
+    )
+    expected_respondents = models.PositiveIntegerField(
+        _("expected respondents"),
+        default=1000,
+        help_text=_("Used to preview each question's error and to recommend mechanisms."),
+    )
+    closes_at = models.DateTimeField(_("closes at"), null=True, blank=True)
+    response_limit = models.PositiveIntegerField(_("response limit"), null=True, blank=True)
+    allow_repeat_responses = models.BooleanField(
+        _("allow several responses per browser"),
+        default=False,
+        help_text=_("Off: a browser that has responded cannot respond again."),
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("survey_detail", args=[self.pk])
+
+    def get_share_url(self) -> str:
+        return reverse("respond", args=[self.slug])
+
+    @property
+    def total_epsilon(self) -> float:
+        """Budget a respondent spends answering every question (sequential composition)."""
+        return float(sum(q.epsilon for q in self.questions.all()))
+
+    def accepting_responses(self, now: Any = None) -> bool:
+        """Open, before its close date, and under its response limit."""
+        if self.status != self.Status.OPEN:
+            return False
+        if self.closes_at is not None and (now or timezone.now()) >= self.closes_at:
+            return False
+        return self.response_limit is None or self.submissions.count() < self.response_limit
+
+
+class Question(models.Model):
+    class Kind(models.TextChoices):
+        SINGLE_CHOICE = "single", _("Single choice")
+        YES_NO = "yes_no", _("Yes / no")
+
+    class MechanismName(models.TextChoices):
+        KRR = "krr", _("k-RR (randomized response)")
+        CMS = "cms", _("Count Mean Sketch (Apple)")
+        DBITFLIP = "dbitflip", _("dBitFlip (Microsoft)")
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveIntegerField(default=0)
+    text = models.CharField(_("question"), max_length=500)
+    kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.SINGLE_CHOICE)
+    options = models.JSONField(_("options"), default=list)
+    epsilon = models.FloatField(_("epsilon"), default=1.0)
+    mechanism = models.CharField(_("mechanism"), max_length=10, choices=MechanismName.choices, default="krr")
+    mechanism_params = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def k(self) -> int:
+        return len(self.options)
+
+    def build_mechanism(self) -> Mechanism:
+        """The ldp mechanism for the question's current parameters."""
+        return ldp.make_mechanism(self.mechanism, k=self.k, epsilon=self.epsilon, **self.mechanism_params)
+
+    def randomization_key(self) -> tuple[str, int, float, dict[str, Any]]:
+        return (self.mechanism, self.k, self.epsilon, dict(self.mechanism_params))
+
+    def has_reports(self) -> bool:
+        return self.reports.exists()
+
+    def current_randomization(self) -> Randomization | None:
+        """The newest randomization, if it matches the current parameters."""
+        latest = self.randomizations.order_by("-version").first()
+        if latest is not None and latest.key() == self.randomization_key():
+            return latest
+        return None
+
+
+class Randomization(models.Model):
+    """An immutable snapshot of one question's randomization parameters.
+
+    Respondents' browsers randomize with the client spec of a randomization and send its
+    version back with each report; a report is stored against the randomization it names.
+    """
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="randomizations")
+    version = models.PositiveIntegerField()
+    mechanism = models.CharField(max_length=10)
+    k = models.PositiveSmallIntegerField()
+    epsilon = models.FloatField()
+    params = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question", "version"]
+        constraints = [models.UniqueConstraint(fields=["question", "version"], name="unique_randomization_version")]
+
+    def __str__(self) -> str:
+        return f"{self.question} v{self.version}"
+
+    def key(self) -> tuple[str, int, float, dict[str, Any]]:
+        return (self.mechanism, self.k, self.epsilon, dict(self.params))
+
+    def build_mechanism(self) -> Mechanism:
+        return ldp.make_mechanism(self.mechanism, k=self.k, epsilon=self.epsilon, **self.params)
+
+
+class Submission(models.Model):
+    """One respondent's set of reports for a survey. Nothing identifies the respondent."""
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="submissions")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"submission {self.pk} to {self.survey}"
+
+
+class Report(models.Model):
+    """One randomized report, packed as ldp's ``parse_report`` returns it."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reports")
+    question = models.ForeignKey(Question, on_delete=models.RESTRICT, related_name="reports")
+    randomization = models.ForeignKey(Randomization, on_delete=models.RESTRICT, related_name="reports")
+    packed = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "question"], name="one_report_per_question")]
+
+    def __str__(self) -> str:
+        return f"report {self.pk}"

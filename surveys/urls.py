@@ -2,8 +2,23 @@ from __future__ import annotations
 
 from django.urls import path
 
-from surveys.views import home
+from surveys.views import author, home, respond
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("accounts/signup/", author.signup, name="signup"),
+    path("surveys/", author.survey_list, name="survey_list"),
+    path("surveys/new/", author.survey_create, name="survey_create"),
+    path("surveys/<int:survey_id>/", author.survey_detail, name="survey_detail"),
+    path("surveys/<int:survey_id>/settings/", author.survey_settings, name="survey_settings"),
+    path("surveys/<int:survey_id>/delete/", author.survey_delete, name="survey_delete"),
+    path("surveys/<int:survey_id>/open/", author.survey_open, name="survey_open"),
+    path("surveys/<int:survey_id>/close/", author.survey_close, name="survey_close"),
+    path("surveys/<int:survey_id>/questions/new/", author.question_add, name="question_add"),
+    path("surveys/<int:survey_id>/questions/cost/", author.question_cost_preview, name="question_cost_preview"),
+    path("surveys/<int:survey_id>/questions/<int:question_id>/", author.question_card, name="question_card"),
+    path("surveys/<int:survey_id>/questions/<int:question_id>/edit/", author.question_edit, name="question_edit"),
+    path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
+    path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
+    path("s/<str:slug>/", respond.respond, name="respond"),
 ]

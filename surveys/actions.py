@@ -1,0 +1,130 @@
+"""Multi-step writes, each one named and transactional (Zulip's ``do_*`` convention)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from surveys.models import Question, Randomization, Survey
+
+
+class LifecycleError(Exception):
+    """A survey cannot make the requested transition; the message says why."""
+
+
+@transaction.atomic
+def do_add_question(survey: Survey, cleaned: dict[str, Any]) -> Question:
+    last = survey.questions.aggregate(last=Max("position"))["last"]
+    question = Question(survey=survey, position=0 if last is None else last + 1)
+    _assign(question, cleaned)
+    question.save()
+    if survey.status == Survey.Status.OPEN:
+        sync_randomization(question)
+    return question
+
+
+@transaction.atomic
+def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
+    _assign(question, cleaned)
+    question.save(update_fields=["text", "kind", "options", "epsilon", "mechanism", "mechanism_params"])
+    if question.survey.status == Survey.Status.OPEN:
+        sync_randomization(question)
+    return question
+
+
+def _assign(question: Question, cleaned: dict[str, Any]) -> None:
+    question.text = cleaned["text"]
+    question.kind = cleaned["kind"]
+    question.options = cleaned["options"]
+    question.epsilon = cleaned["epsilon"]
+    question.mechanism = cleaned["mechanism"]
+    question.mechanism_params = cleaned["mechanism_params"]
+
+
+@transaction.atomic
+def do_delete_question(question: Question) -> None:
+    if question.has_reports():
+        raise LifecycleError(_("This question has reports; it cannot be deleted. Close the survey instead."))
+    survey = question.survey
+    question.delete()
+    _renumber(survey)
+
+
+@transaction.atomic
+def do_move_question(question: Question, direction: str) -> None:
+    """Swap the question with its neighbour above ("up") or below ("down")."""
+    questions = list(question.survey.questions.select_for_update())
+    index = [q.pk for q in questions].index(question.pk)
+    other = index - 1 if direction == "up" else index + 1
+    if direction not in ("up", "down") or not 0 <= other < len(questions):
+        return
+    questions[index], questions[other] = questions[other], questions[index]
+    _renumber(question.survey, questions)
+
+
+def _renumber(survey: Survey, questions: list[Question] | None = None) -> None:
+    for position, question in enumerate(questions if questions is not None else survey.questions.all()):
+        if question.position != position:
+            question.position = position
+            question.save(update_fields=["position"])
+
+
+def sync_randomization(question: Question) -> Randomization:
+    """The randomization for the question's current parameters, creating a new version if needed."""
+    current = question.current_randomization()
+    if current is not None:
+        return current
+    last = question.randomizations.aggregate(last=Max("version"))["last"] or 0
+    mechanism, k, epsilon, params = question.randomization_key()
+    return Randomization.objects.create(
+        question=question, version=last + 1, mechanism=mechanism, k=k, epsilon=epsilon, params=params
+    )
+
+
+def open_problems(survey: Survey) -> list[str]:
+    """Why the survey cannot be opened as it stands (empty when it can)."""
+    problems = []
+    questions = list(survey.questions.all())
+    if not questions:
+        problems.append(_("Add at least one question."))
+    for question in questions:
+        try:
+            question.build_mechanism()
+        except ValueError as error:
+            problems.append(_("Question “%(text)s”: %(error)s") % {"text": question.text, "error": error})
+    total = sum(q.epsilon for q in questions)
+    if survey.epsilon_cap is not None and total > survey.epsilon_cap + 1e-9:
+        problems.append(
+            _("The questions spend ε = %(total)s, over the cap of %(cap)s.")
+            % {"total": f"{total:g}", "cap": f"{survey.epsilon_cap:g}"}
+        )
+    if survey.closes_at is not None and survey.closes_at <= timezone.now():
+        problems.append(_("The close date is in the past."))
+    return problems
+
+
+@transaction.atomic
+def do_open_survey(survey: Survey) -> None:
+    """Draft or closed -> open, once the survey is valid; freezes a randomization per question."""
+    if survey.status == Survey.Status.OPEN:
+        return
+    problems = open_problems(survey)
+    if problems:
+        raise LifecycleError(" ".join(problems))
+    for question in survey.questions.all():
+        sync_randomization(question)
+    survey.status = Survey.Status.OPEN
+    survey.opened_at = survey.opened_at or timezone.now()
+    survey.save(update_fields=["status", "opened_at"])
+
+
+@transaction.atomic
+def do_close_survey(survey: Survey) -> None:
+    if survey.status != Survey.Status.OPEN:
+        raise LifecycleError(_("Only an open survey can be closed."))
+    survey.status = Survey.Status.CLOSED
+    survey.save(update_fields=["status"])

@@ -1,0 +1,268 @@
+"""Forms validate; views and actions assign."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+from django.utils.translation import gettext_lazy as _
+
+import ldp
+from ldp.privacy import EPSILON_MAX, EPSILON_MIN
+from surveys.costs import QuestionCost, question_cost
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
+
+#: The client spec carries hash_count x k hash values; more would bloat the answer page.
+MAX_HASH_COUNT = 1024
+MAX_SKETCH_WIDTH = 4096
+#: A cap larger than this could not be spent: 64 questions x the largest epsilon is far less.
+MAX_EPSILON_CAP = 1000.0
+
+
+class SignUpForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+
+class SurveyForm(forms.ModelForm):
+    class Meta:
+        model = Survey
+        fields = [
+            "title",
+            "description",
+            "expected_respondents",
+            "epsilon_cap",
+            "closes_at",
+            "response_limit",
+            "allow_repeat_responses",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        }
+
+    def clean_expected_respondents(self) -> int:
+        value = self.cleaned_data["expected_respondents"]
+        if value < 1:
+            raise forms.ValidationError(_("Expect at least one respondent."))
+        return value
+
+    def clean_epsilon_cap(self) -> float | None:
+        cap = self.cleaned_data["epsilon_cap"]
+        if cap is None:
+            return None
+        if not EPSILON_MIN <= cap <= MAX_EPSILON_CAP:
+            raise forms.ValidationError(
+                _("The cap must lie between %(low)s and %(high)s.") % {"low": EPSILON_MIN, "high": MAX_EPSILON_CAP}
+            )
+        if self.instance.pk and cap < self.instance.total_epsilon - 1e-9:
+            raise forms.ValidationError(
+                _("The questions already spend epsilon = %(total)s; lower their budgets first.")
+                % {"total": f"{self.instance.total_epsilon:g}"}
+            )
+        return cap
+
+
+class QuestionForm(forms.Form):
+    """A question's text, options and randomization; knows the budget cap and frozen parameters.
+
+    ``question`` is the question being edited (None when adding one). Its randomization is
+    frozen when it has reports: then only the question text and option labels may change.
+    """
+
+    text = forms.CharField(label=_("Question"), max_length=500)
+    kind = forms.ChoiceField(label=_("Kind"), choices=Question.Kind.choices, initial=Question.Kind.SINGLE_CHOICE)
+    options_text = forms.CharField(
+        label=_("Options"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_("One option per line, %(low)s to %(high)s options.") % {"low": MIN_OPTIONS, "high": MAX_OPTIONS},
+    )
+    epsilon = forms.FloatField(
+        label=_("Privacy budget ε"),
+        initial=1.0,
+        min_value=EPSILON_MIN,
+        max_value=EPSILON_MAX,
+        help_text=_("Smaller is more private and less accurate; %(low)s to %(high)s.")
+        % {"low": EPSILON_MIN, "high": EPSILON_MAX},
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    mechanism = forms.ChoiceField(label=_("Mechanism"), choices=Question.MechanismName.choices, initial="krr")
+    d = forms.IntegerField(
+        label=_("dBitFlip buckets per report (d)"),
+        required=False,
+        min_value=1,
+        max_value=MAX_OPTIONS,
+        help_text=_("1 to the number of options; d = 4 is 4BitFlip, d = 5 is 5BitFlip."),
+    )
+    hash_count = forms.IntegerField(
+        label=_("CMS hash functions"), required=False, min_value=1, max_value=MAX_HASH_COUNT, initial=512
+    )
+    width = forms.IntegerField(
+        label=_("CMS sketch width m"), required=False, min_value=2, max_value=MAX_SKETCH_WIDTH, initial=128
+    )
+
+    RANDOMIZATION_FIELDS = ("kind", "epsilon", "mechanism", "d", "hash_count", "width")
+
+    def __init__(self, *args: Any, survey: Survey, question: Question | None = None, **kwargs: Any) -> None:
+        self.survey = survey
+        self.question = question
+        if question is not None and "initial" not in kwargs:
+            kwargs["initial"] = initial_from_question(question)
+        super().__init__(*args, **kwargs)
+        self.frozen = question is not None and question.has_reports()
+        if self.frozen:
+            # The browser does not send disabled inputs; clean() fills them from the question and
+            # refuses any value that differs.
+            for name in self.RANDOMIZATION_FIELDS:
+                self.fields[name].required = False
+                self.fields[name].widget.attrs["disabled"] = True
+
+    @property
+    def preview_cost(self) -> QuestionCost | None:
+        """What the form's current choice costs, or the saved question's, or None."""
+        n = self.survey.expected_respondents
+        if self.is_bound:
+            self.is_valid()
+            built = getattr(self, "cleaned_data", {}).get("built")
+            return question_cost(built, n) if built is not None else None
+        return question_cost(self.question.build_mechanism(), n) if self.question is not None else None
+
+    def clean_options_text(self) -> list[str]:
+        return [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.frozen:
+            self._keep_frozen_parameters(data)
+        if self.errors:
+            return data
+        options = self._clean_options(data)
+        if options is None:
+            return data
+        data["options"] = options
+        params = self._clean_params(data)
+        if params is None:
+            return data
+        data["mechanism_params"] = params
+        try:
+            data["built"] = ldp.make_mechanism(
+                data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params
+            )
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from error
+        self._check_budget(data["epsilon"])
+        self._check_frozen(data)
+        return data
+
+    def _clean_options(self, data: dict[str, Any]) -> list[str] | None:
+        if data["kind"] == Question.Kind.YES_NO:
+            if self.frozen and self.question is not None:
+                return list(self.question.options)
+            return [str(_("Yes")), str(_("No"))]
+        options = data.get("options_text") or []
+        if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+            self.add_error(
+                "options_text",
+                _("Give between %(low)s and %(high)s options; you gave %(count)s.")
+                % {"low": MIN_OPTIONS, "high": MAX_OPTIONS, "count": len(options)},
+            )
+            return None
+        seen: set[str] = set()
+        for option in options:
+            if option.casefold() in seen:
+                self.add_error("options_text", _("The option “%(option)s” appears twice.") % {"option": option})
+                return None
+            seen.add(option.casefold())
+            if len(option) > 200:
+                self.add_error("options_text", _("Options are at most 200 characters long."))
+                return None
+        return options
+
+    def _clean_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        k = len(data["options"])
+        if data["mechanism"] == "dbitflip":
+            d = data.get("d") or k
+            if d > k:
+                self.add_error("d", _("d cannot exceed the number of options (%(k)s).") % {"k": k})
+                return None
+            return {"d": d}
+        if data["mechanism"] == "cms":
+            hash_count = data.get("hash_count") or 512
+            width = data.get("width") or 128
+            seed = self._hash_seed(k, hash_count, width)
+            return None if seed is None else {"hash_count": hash_count, "width": width, "hash_seed": seed}
+        return {}
+
+    def _hash_seed(self, k: int, hash_count: int, width: int) -> int | None:
+        """Keep the question's seed when it still works; else the first that tells options apart."""
+        previous = self.question.mechanism_params.get("hash_seed") if self.question else None
+        seeds = ([previous] if previous is not None else []) + list(range(32))
+        for seed in seeds:
+            try:
+                ldp.make_mechanism("cms", k=k, epsilon=1.0, hash_count=hash_count, width=width, hash_seed=seed)
+            except ValueError:
+                continue
+            return seed
+        self.add_error("width", _("These options collide under every hash function; use more of them."))
+        return None
+
+    def _check_budget(self, epsilon: float) -> None:
+        cap = self.survey.epsilon_cap
+        if cap is None:
+            return
+        others = sum(
+            q.epsilon for q in self.survey.questions.all() if self.question is None or q.pk != self.question.pk
+        )
+        if others + epsilon > cap + 1e-9:
+            self.add_error(
+                "epsilon",
+                _("This would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
+                % {"total": f"{others + epsilon:g}", "cap": f"{cap:g}"},
+            )
+
+    def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
+        assert self.question is not None
+        frozen = initial_from_question(self.question)
+        relevant = {"kind", "epsilon", "mechanism"} | {
+            "dbitflip": {"d"},
+            "cms": {"hash_count", "width"},
+        }.get(self.question.mechanism, set())
+        for name in relevant:
+            if data.get(name) in (None, ""):
+                data[name] = frozen[name]
+            elif data[name] != frozen[name]:
+                self.add_error(
+                    name,
+                    _(
+                        "This question already has reports, so its randomization is frozen: changing "
+                        "this would make the stored reports uninterpretable. You may still reword it."
+                    ),
+                )
+
+    def _check_frozen(self, data: dict[str, Any]) -> None:
+        if not self.frozen or self.question is None:
+            return
+        if len(data["options"]) != self.question.k:
+            self.add_error(
+                "options_text",
+                _(
+                    "This question already has reports, so its number of options is frozen at %(k)s; "
+                    "you may still reword the options."
+                )
+                % {"k": self.question.k},
+            )
+
+
+def initial_from_question(question: Question) -> dict[str, Any]:
+    return {
+        "text": question.text,
+        "kind": question.kind,
+        "options_text": "\n".join(question.options),
+        "epsilon": question.epsilon,
+        "mechanism": question.mechanism,
+        "d": question.mechanism_params.get("d"),
+        "hash_count": question.mechanism_params.get("hash_count", 512),
+        "width": question.mechanism_params.get("width", 128),
+    }

@@ -1,0 +1,296 @@
+"""Organizers' views: their surveys, the survey builder, the survey lifecycle.
+
+Every view loads the survey through :mod:`surveys.access`, so only its owner reaches it.
+htmx requests get the fragment they target (``page.html#fragment``); plain form posts get a
+redirect or the full page, so the builder also works without JavaScript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
+
+from ldp.advisor import recommend
+from surveys import actions
+from surveys.access import get_question_for_owner, get_survey_for_owner
+from surveys.costs import QuestionCost, question_cost
+from surveys.forms import QuestionForm, SignUpForm, SurveyForm
+from surveys.models import Question, Survey
+from surveys.qr import qr_svg
+
+BUILDER = "surveys/survey_detail.html"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One question as the builder shows it."""
+
+    question: Question
+    cost: QuestionCost
+    report_count: int
+
+    @property
+    def frozen(self) -> bool:
+        return self.report_count > 0
+
+
+def make_card(question: Question) -> Card:
+    return Card(
+        question=question,
+        cost=question_cost(question.build_mechanism(), question.survey.expected_respondents),
+        report_count=question.reports.count(),
+    )
+
+
+def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+    """What the status box shows: why the survey cannot open yet, or its share link."""
+    share_url = request.build_absolute_uri(survey.get_share_url())
+    return {
+        "survey": survey,
+        "open_problems": actions.open_problems(survey) if survey.status != Survey.Status.OPEN else [],
+        "share_url": share_url,
+        "share_qr": qr_svg(share_url) if survey.status != Survey.Status.DRAFT else "",
+    }
+
+
+def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[str, Any]:
+    context = {
+        **lifecycle_context(request, survey),
+        "cards": [make_card(q) for q in survey.questions.all()],
+        "settings_form": SurveyForm(instance=survey),
+        "add_form": QuestionForm(survey=survey),
+        "editing": None,
+    }
+    context.update(extra)
+    return context
+
+
+def render_builder(request: HttpRequest, survey: Survey, fragment: str, context: dict[str, Any]) -> HttpResponse:
+    """The fragment for htmx (with the status box's context, for out-of-band updates), the page otherwise."""
+    if request.htmx:
+        return render(request, f"{BUILDER}#{fragment}", {**lifecycle_context(request, survey), **context})
+    return render(request, BUILDER, builder_context(request, survey, **context))
+
+
+# -- accounts ---------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user)
+        messages.success(request, _("Welcome to Murmur. Create your first survey."))
+        return redirect("survey_list")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+# -- surveys ----------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def survey_list(request: HttpRequest) -> HttpResponse:
+    surveys = Survey.objects.filter(owner=request.user).prefetch_related("questions")
+    return render(request, "surveys/survey_list.html", {"surveys": surveys})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def survey_create(request: HttpRequest) -> HttpResponse:
+    form = SurveyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        survey = form.save(commit=False)
+        survey.owner = request.user
+        survey.save()
+        return redirect(survey)
+    return render(request, "surveys/survey_create.html", {"form": form})
+
+
+@login_required
+@require_GET
+def survey_detail(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    return render(request, BUILDER, builder_context(request, survey))
+
+
+@login_required
+@require_POST
+def survey_settings(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    form = SurveyForm(request.POST, instance=survey)
+    if form.is_valid():
+        form.save()
+        if not request.htmx:
+            messages.success(request, _("Survey settings saved."))
+            return redirect(survey)
+        response = render_builder(request, survey, "settings", {"settings_form": form, "saved": True})
+        # Question previews depend on the expected number of respondents: let them refresh.
+        response["HX-Trigger"] = "surveySettingsChanged"
+        return response
+    survey.refresh_from_db()
+    return render_builder(request, survey, "settings", {"settings_form": form})
+
+
+@login_required
+@require_POST
+def survey_delete(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    survey.delete()
+    messages.success(request, _("Survey deleted."))
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("survey_list"))
+    return redirect("survey_list")
+
+
+@login_required
+@require_POST
+def survey_open(request: HttpRequest, survey_id: int) -> HttpResponse:
+    return _transition(request, survey_id, actions.do_open_survey, _("The survey is open. Share its link."))
+
+
+@login_required
+@require_POST
+def survey_close(request: HttpRequest, survey_id: int) -> HttpResponse:
+    return _transition(request, survey_id, actions.do_close_survey, _("The survey is closed."))
+
+
+def _transition(request: HttpRequest, survey_id: int, action: Any, success: str) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    try:
+        action(survey)
+    except actions.LifecycleError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, success)
+    if request.htmx:
+        # Status, budget, frozen questions and the share link all change: reload the page.
+        return HttpResponseClientRedirect(survey.get_absolute_url())
+    return redirect(survey)
+
+
+# -- questions --------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    if request.POST.get("action") == "recommend":
+        form = recommended_form(request.POST, survey, None)
+        return render_builder(request, survey, "add-question", {"add_form": form})
+    form = QuestionForm(request.POST, survey=survey)
+    if not form.is_valid():
+        response = render_builder(request, survey, "add-question", {"add_form": form})
+        if request.htmx:
+            response = reswap(retarget(response, "#add-question"), "outerHTML")
+        return response
+    question = actions.do_add_question(survey, form.cleaned_data)
+    if not request.htmx:
+        return redirect(survey)
+    return render_builder(
+        request, survey, "question-added", {"card": make_card(question), "add_form": QuestionForm(survey=survey)}
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+    question = get_question_for_owner(request.user, survey_id, question_id)
+    survey = question.survey
+    if request.method == "GET":
+        form = QuestionForm(survey=survey, question=question)
+        return render_builder(
+            request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
+        )
+    if request.POST.get("action") == "recommend":
+        form = recommended_form(request.POST, survey, question)
+        return render_builder(
+            request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
+        )
+    form = QuestionForm(request.POST, survey=survey, question=question)
+    if not form.is_valid():
+        return render_builder(
+            request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
+        )
+    actions.do_update_question(question, form.cleaned_data)
+    if not request.htmx:
+        return redirect(survey)
+    return render_builder(request, survey, "question-saved", {"card": make_card(question)})
+
+
+@login_required
+@require_GET
+def question_card(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+    question = get_question_for_owner(request.user, survey_id, question_id)
+    if not request.htmx:
+        return redirect(question.survey)
+    return render_builder(request, question.survey, "question-card", {"card": make_card(question)})
+
+
+@login_required
+@require_POST
+def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+    question = get_question_for_owner(request.user, survey_id, question_id)
+    survey = question.survey
+    try:
+        actions.do_delete_question(question)
+    except actions.LifecycleError as error:
+        if request.htmx:
+            return render_builder(request, survey, "question-card", {"card": make_card(question), "error": str(error)})
+        messages.error(request, str(error))
+        return redirect(survey)
+    if not request.htmx:
+        return redirect(survey)
+    return render_builder(request, survey, "question-deleted", {})
+
+
+@login_required
+@require_POST
+def question_move(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+    question = get_question_for_owner(request.user, survey_id, question_id)
+    survey = question.survey
+    actions.do_move_question(question, request.POST.get("direction", ""))
+    if not request.htmx:
+        return redirect(survey)
+    return render_builder(request, survey, "question-list", {"cards": [make_card(q) for q in survey.questions.all()]})
+
+
+@login_required
+@require_GET
+def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """The live cost panel for the question form's current values (htmx, on every change)."""
+    survey = get_survey_for_owner(request.user, survey_id)
+    question = None
+    if request.GET.get("question"):
+        question = get_question_for_owner(request.user, survey_id, int(request.GET["question"]))
+    form = QuestionForm(request.GET, survey=survey, question=question)
+    form.is_valid()
+    built = form.cleaned_data.get("built") if hasattr(form, "cleaned_data") else None
+    cost = question_cost(built, survey.expected_respondents) if built is not None else None
+    return render(request, f"{BUILDER}#cost", {"survey": survey, "cost": cost, "cost_form": form})
+
+
+def recommended_form(data: QueryDict, survey: Survey, question: Question | None) -> QuestionForm:
+    """The posted form with the advisor's mechanism for its options, epsilon and expected n."""
+    probe = QuestionForm(data, survey=survey, question=question)
+    if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
+        return probe
+    k, epsilon = len(probe.cleaned_data["options"]), probe.cleaned_data["built"].epsilon
+    best = recommend(k, epsilon, survey.expected_respondents).best
+    updated = data.copy()
+    updated["mechanism"] = best.mechanism
+    for name, value in best.params.items():
+        updated[name] = str(value)
+    return QuestionForm(updated, survey=survey, question=question)

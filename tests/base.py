@@ -1,0 +1,58 @@
+"""Shared makers for Django tests: people and surveys with sensible defaults (no factory library)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+
+from surveys import actions
+from surveys.models import Question, Report, Submission, Survey
+
+PASSWORD = "correct horse battery staple"
+
+
+def make_user(username: str, **extra: Any) -> AbstractUser:
+    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+
+
+def make_survey(owner: AbstractUser, **fields: Any) -> Survey:
+    return Survey.objects.create(owner=owner, **{"title": "Team pulse", **fields})
+
+
+def make_question(survey: Survey, **fields: Any) -> Question:
+    values = {
+        "text": "How are you?",
+        "kind": "single",
+        "options": ["Good", "Fine", "Bad"],
+        "epsilon": 1.0,
+        "mechanism": "krr",
+        "mechanism_params": {},
+        **fields,
+    }
+    return actions.do_add_question(survey, values)
+
+
+def make_open_survey(owner: AbstractUser, questions: int = 1, **fields: Any) -> Survey:
+    survey = make_survey(owner, **fields)
+    for i in range(questions):
+        make_question(survey, text=f"Question {i + 1}")
+    actions.do_open_survey(survey)
+    return survey
+
+
+def make_reports(question: Question, values: list[int], seed: int = 0) -> list[Report]:
+    """Randomize true values with the question's current randomization and store the reports."""
+    randomization = actions.sync_randomization(question)
+    packed = randomization.build_mechanism().randomize(np.asarray(values), rng=seed)
+    reports = []
+    for row in packed:
+        submission = Submission.objects.create(survey=question.survey)
+        reports.append(
+            Report.objects.create(
+                submission=submission, question=question, randomization=randomization, packed=row.tobytes()
+            )
+        )
+    return reports

@@ -1,0 +1,83 @@
+"""An organizer signs up and builds a survey with the htmx editor, in real Chromium."""
+
+from __future__ import annotations
+
+import re
+
+from ldp import make_mechanism
+from ldp.advisor import expected_half_width
+from surveys.models import Survey
+from tests.base import PASSWORD
+
+
+def half_width(page) -> float:
+    text = page.text_content("#add-question [data-half-width]")
+    return float(re.search(r"[0-9.]+", text).group())
+
+
+def add_question(page, text, options=None, kind=None, epsilon=None, mechanism=None):
+    form = page.locator("#add-question form")
+    form.locator("[name=text]").fill(text)
+    if kind:
+        form.locator("[name=kind]").select_option(kind)
+    if options:
+        form.locator("[name=options_text]").fill("\n".join(options))
+    if epsilon:
+        form.locator("[name=epsilon]").fill(epsilon)
+    if mechanism:
+        form.locator("[name=mechanism]").select_option(mechanism)
+    count = page.locator("#questions > li[data-question]").count()
+    form.locator("button[value=save]").click()
+    page.wait_for_function(f"document.querySelectorAll('#questions > li[data-question]').length === {count + 1}")
+
+
+def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
+    page.goto(f"{live_server.url}/accounts/signup/")
+    page.fill("[name=username]", "olivia")
+    page.fill("[name=password1]", PASSWORD)
+    page.fill("[name=password2]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url("**/surveys/")
+
+    page.click("text=New survey")
+    page.fill("[name=title]", "Office survey")
+    page.fill("[name=expected_respondents]", "1000")
+    page.click("main button[type=submit]")
+    page.wait_for_url(re.compile(r".*/surveys/\d+/$"))
+    page.evaluate("window.stillTheSamePage = true")
+
+    add_question(page, "Favourite fruit?", options=["Apple", "Banana", "Cherry", "Durian", "Elderberry"])
+    add_question(page, "Do you cycle to work?", kind="yes_no")
+
+    # The live preview: fill in a question, read its expected error, lower epsilon, watch it grow.
+    form = page.locator("#add-question form")
+    form.locator("[name=text]").fill("Preferred meeting day?")
+    form.locator("[name=options_text]").fill("Mon\nTue\nWed\nThu\nFri")
+    previews = {}
+    for epsilon in ("2", "0.5"):
+        form.locator("[name=epsilon]").fill(epsilon)
+        mechanism = make_mechanism("krr", k=5, epsilon=float(epsilon))
+        expected = f"± {100 * expected_half_width(mechanism, 1000):.1f}"
+        page.wait_for_function(
+            "(text) => document.querySelector('#add-question [data-half-width]')?.textContent === text", arg=expected
+        )
+        previews[epsilon] = half_width(page)
+    assert previews["0.5"] > 2 * previews["2"]
+    add_question(page, "Preferred meeting day?", options=["Mon", "Tue", "Wed", "Thu", "Fri"], mechanism="dbitflip")
+
+    assert page.evaluate("window.stillTheSamePage") is True  # no full reload so far
+    assert page.text_content("[data-total-epsilon]").strip() == "2.5"  # 1 (fruit) + 1 (cycling) + 0.5
+    page.click("button:has-text('Open survey')")
+    page.wait_for_selector("[data-share-link]")
+
+    survey = Survey.objects.get(title="Office survey")
+    assert survey.status == "open"
+    assert [q.text for q in survey.questions.all()] == [
+        "Favourite fruit?",
+        "Do you cycle to work?",
+        "Preferred meeting day?",
+    ]
+    share_link = page.input_value("[data-share-link]")
+    assert share_link == f"{live_server.url}/s/{survey.slug}/"
+    page.goto(share_link)
+    assert "Office survey" in page.text_content("h1")

@@ -1,0 +1,39 @@
+"""Django admin lists surveys with counts; the demo loads once."""
+
+from __future__ import annotations
+
+from django.core.management import call_command
+from django.urls import reverse
+
+from surveys.demo import DEMO_TITLE
+from surveys.models import Survey
+from tests.base import make_open_survey, make_reports
+
+
+def test_admin_lists_surveys_questions_and_report_counts(client, staff, organizer):
+    survey = make_open_survey(organizer, questions=2)
+    question = survey.questions.first()
+    make_reports(question, [0, 1, 2, 0])
+    client.force_login(staff)
+    surveys_page = client.get(reverse("admin:surveys_survey_changelist")).content.decode()
+    assert "Team pulse" in surveys_page
+    assert '<td class="field-submission_count">4</td>' in surveys_page
+    questions_page = client.get(reverse("admin:surveys_question_changelist")).content.decode()
+    assert '<td class="field-report_count">4</td>' in questions_page
+    change_page = client.get(reverse("admin:surveys_question_change", args=[question.pk])).content.decode()
+    assert "packed" not in change_page
+
+
+def test_admin_is_for_staff_only(client, organizer):
+    client.force_login(organizer)
+    response = client.get(reverse("admin:surveys_survey_changelist"))
+    assert response.status_code == 302
+
+
+def test_demo_loads_once(db, capsys):
+    call_command("load_demo")
+    call_command("load_demo")
+    survey = Survey.objects.get(title=DEMO_TITLE)
+    assert survey.status == "open"
+    assert survey.questions.count() == 3
+    assert "Found demo survey" in capsys.readouterr().out
