@@ -75,6 +75,10 @@ DATABASES = {
         conn_max_age=envint("CONN_MAX_AGE", "0"),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Take the write lock when a transaction starts, so concurrent read-modify-write of a tally
+    # waits instead of failing or losing an update.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys.models import Question, Randomization, Survey
+from surveys.models import Question, Randomization, Survey, Tally
 
 
 class LifecycleError(Exception):
@@ -80,9 +80,12 @@ def sync_randomization(question: Question) -> Randomization:
         return current
     last = question.randomizations.aggregate(last=Max("version"))["last"] or 0
     mechanism, k, epsilon, params = question.randomization_key()
-    return Randomization.objects.create(
+    randomization = Randomization.objects.create(
         question=question, version=last + 1, mechanism=mechanism, k=k, epsilon=epsilon, params=params
     )
+    empty = randomization.build_mechanism().empty_tally()
+    Tally.objects.create(randomization=randomization, n=0, counts=empty.counts.tolist())
+    return randomization
 
 
 def open_problems(survey: Survey) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -21,6 +22,11 @@ from ldp.mechanisms import Mechanism
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
+
+
+def hour_now() -> Any:
+    """The current time, truncated to the hour."""
+    return timezone.now().replace(minute=0, second=0, microsecond=0)
 
 
 def new_slug() -> str:
@@ -163,10 +169,16 @@ class Randomization(models.Model):
 
 
 class Submission(models.Model):
-    """One respondent's set of reports for a survey. Nothing identifies the respondent."""
+    """One respondent's set of reports for a survey. Nothing identifies the respondent.
+
+    ``received_hour`` is the arrival time truncated to the hour (enough for a responses-over-time
+    chart, too coarse to match a submission against an access log). ``nonce`` is the random
+    one-time token of the answer page the reports came from; it makes a replayed request fail.
+    """
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="submissions")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    received_hour = models.DateTimeField(default=hour_now, db_index=True)
+    nonce = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
 
     def __str__(self) -> str:
         return f"submission {self.pk} to {self.survey}"
@@ -185,3 +197,21 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"report {self.pk}"
+
+
+class Tally(models.Model):
+    """Running sufficient statistics of one randomization's reports (ldp's ``Tally``).
+
+    Updated in the same transaction as the reports it counts, under a row lock, so it always
+    equals the tally of the stored reports; results read it in O(number of options).
+    """
+
+    randomization = models.OneToOneField(Randomization, on_delete=models.CASCADE, related_name="tally")
+    n = models.BigIntegerField(default=0)
+    counts = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"tally of {self.randomization}"
+
+    def as_ldp(self) -> ldp.Tally:
+        return ldp.Tally(self.n, np.asarray(self.counts, dtype=np.int64))

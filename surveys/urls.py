@@ -21,4 +21,5 @@ urlpatterns = [
     path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
     path("s/<str:slug>/", respond.respond, name="respond"),
+    path("s/<str:slug>/submit/", respond.submit, name="submit"),
 ]

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractUser
 
 from surveys import actions
 from surveys.models import Question, Report, Submission, Survey
+from surveys.submissions import add_to_tally
 
 PASSWORD = "correct horse battery staple"
 
@@ -55,4 +56,5 @@ def make_reports(question: Question, values: list[int], seed: int = 0) -> list[R
                 submission=submission, question=question, randomization=randomization, packed=row.tobytes()
             )
         )
+    add_to_tally(randomization, [row.tobytes() for row in packed])
     return reports

@@ -1,15 +1,128 @@
-"""Respondents' views: the answer page at the share link."""
+"""Respondents' views: the answer page at the share link, and the submission endpoint.
+
+The page sends each question's client spec; the browser randomizes and posts only reports
+(static/surveys/respond.js). The endpoint stores a submission's reports all together or not at
+all, and answers every refusal with a 4xx status and a sentence saying why.
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.core.signing import BadSignature
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET, require_POST
+
+from surveys import actions
 from surveys.access import get_survey_by_share_slug
+from surveys.costs import QuestionCost, question_cost
+from surveys.models import Question, Survey
+from surveys.submissions import SubmissionError, do_submit, new_token, parse_submission
+
+RESPONDED_COOKIE = "murmur-responded-{pk}"
+RESPONDED_SALT = "murmur.responded"
+RESPONDED_MAX_AGE = 365 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One question as a respondent sees it: its options, its client spec, its privacy."""
+
+    question: Question
+    version: int
+    spec: dict[str, Any]
+    privacy: QuestionCost
+
+
+def has_responded(request: HttpRequest, survey: Survey) -> bool:
+    """Whether this browser carries the signed "already responded" cookie for the survey."""
+    try:
+        request.get_signed_cookie(RESPONDED_COOKIE.format(pk=survey.pk), salt=RESPONDED_SALT)
+    except (KeyError, BadSignature):
+        return False
+    return True
+
+
+def answer_items(survey: Survey) -> list[AnswerItem]:
+    items = []
+    for question in survey.questions.all():
+        randomization = question.current_randomization() or actions.sync_randomization(question)
+        mechanism = randomization.build_mechanism()
+        items.append(
+            AnswerItem(
+                question=question,
+                version=randomization.version,
+                spec=mechanism.client_spec(),
+                privacy=question_cost(mechanism, survey.expected_respondents),
+            )
+        )
+    return items
 
 
 @require_GET
+@ensure_csrf_cookie
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
-    return render(request, "surveys/respond.html", {"survey": survey, "accepting": survey.accepting_responses()})
+    accepting = survey.accepting_responses()
+    blocked = not survey.allow_repeat_responses and has_responded(request, survey)
+    items = answer_items(survey) if accepting and not blocked else []
+    context = {
+        "survey": survey,
+        "accepting": accepting,
+        "already_responded": blocked,
+        "items": items,
+        "specs": [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items],
+        "token": new_token(survey) if items else "",
+        "total_epsilon": sum(i.question.epsilon for i in items),
+    }
+    return render(request, "surveys/respond.html", context)
+
+
+@require_POST
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    survey = get_survey_by_share_slug(slug)
+    try:
+        body = read_json_body(request)
+        if not survey.allow_repeat_responses and has_responded(request, survey):
+            raise SubmissionError(409, _("You have already answered this survey from this browser."))
+        nonce, reports = parse_submission(survey, body)
+        do_submit(survey, nonce, reports)
+    except SubmissionError as error:
+        return JsonResponse({"error": error.message}, status=error.status)
+    receipt = [
+        {
+            "question": r.question.pk,
+            "text": r.question.text,
+            "version": r.randomization.version,
+            "mechanism": r.randomization.mechanism,
+            "epsilon": r.randomization.epsilon,
+            "stored": r.randomization.build_mechanism().unpack_report(r.packed),
+        }
+        for r in reports
+    ]
+    response = JsonResponse({"receipt": receipt}, status=201)
+    response.set_signed_cookie(
+        RESPONDED_COOKIE.format(pk=survey.pk),
+        "1",
+        salt=RESPONDED_SALT,
+        max_age=RESPONDED_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=not settings.DEBUG,
+    )
+    return response
+
+
+def read_json_body(request: HttpRequest) -> bytes:
+    if request.content_type != "application/json":
+        raise SubmissionError(415, _("Send the submission as application/json."))
+    try:
+        return request.body
+    except RequestDataTooBig:
+        raise SubmissionError(413, _("The submission is too large.")) from None

@@ -8,7 +8,7 @@ from django.urls import reverse
 from surveys import urls
 from tests.base import make_question, make_survey
 
-PUBLIC = {"home", "signup", "respond"}
+PUBLIC = {"home", "signup", "respond", "submit"}
 ORGANIZER_URLS = sorted(p.name for p in urls.urlpatterns if p.name not in PUBLIC)
 
 

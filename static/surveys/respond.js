@@ -1,0 +1,121 @@
+// @ts-check
+/**
+ * The answer page's glue. True answers live only in nameless radio inputs, which are never
+ * serialized; on submit each answered question is randomized here (static/ldp/randomize.js,
+ * crypto.getRandomValues) and only the randomized reports are posted. Nothing is written to
+ * cookies or storage. After sending, the answers are cleared and a receipt shows the reports.
+ */
+
+import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
+
+const form = /** @type {HTMLFormElement | null} */ (document.querySelector("[data-respond-form]"));
+if (form) setUp(form);
+
+/** @param {HTMLFormElement} form */
+function setUp(form) {
+  const specElement = /** @type {HTMLElement} */ (document.getElementById("murmur-specs"));
+  /** @type {Map<number, {question: number, version: number, spec: any}>} */
+  const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
+  const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
+  fieldsets.forEach(groupRadios);
+
+  const submitButton = /** @type {HTMLButtonElement} */ (form.querySelector("[data-submit]"));
+  const errorBox = /** @type {HTMLElement} */ (form.querySelector("[data-error]"));
+  submitButton.disabled = false;
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const random = cryptoRandomSource();
+    const reports = [];
+    for (const fieldset of fieldsets) {
+      const checked = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("input[type=radio]:checked"));
+      if (!checked) continue;
+      const entry = specs.get(Number(fieldset.dataset.questionId));
+      if (!entry) continue;
+      const report = randomize(entry.spec, Number(checked.dataset.optionIndex), random);
+      reports.push({ question: entry.question, version: entry.version, report });
+    }
+    if (reports.length === 0) {
+      showError(errorBox, form.dataset.messageEmpty || "");
+      return;
+    }
+    submitButton.disabled = true;
+    try {
+      const response = await fetch(form.dataset.submitUrl || "", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": form.dataset.csrfToken || "" },
+        body: JSON.stringify({ token: form.dataset.token, reports }),
+      });
+      const data = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        showError(errorBox, data.error || form.dataset.messageFailed || "");
+        submitButton.disabled = false;
+        return;
+      }
+      showReceipt(form, reports, data.receipt);
+    } catch {
+      showError(errorBox, form.dataset.messageFailed || "");
+      submitButton.disabled = false;
+    }
+  });
+}
+
+/**
+ * Radios without a name do not exclude each other: do it here, with arrow-key movement.
+ * @param {HTMLElement} fieldset
+ */
+function groupRadios(fieldset) {
+  const radios = /** @type {HTMLInputElement[]} */ ([...fieldset.querySelectorAll("input[type=radio]")]);
+  radios.forEach((radio, index) => {
+    radio.addEventListener("change", () => {
+      if (radio.checked) radios.forEach((other) => other !== radio && (other.checked = false));
+    });
+    radio.addEventListener("keydown", (event) => {
+      const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      const next = radios[(index + step + radios.length) % radios.length];
+      next.focus();
+      next.checked = true;
+      next.dispatchEvent(new Event("change"));
+    });
+  });
+  const clear = fieldset.querySelector("[data-clear]");
+  if (clear) clear.addEventListener("click", () => radios.forEach((radio) => (radio.checked = false)));
+}
+
+/**
+ * @param {HTMLElement} box
+ * @param {string} message
+ */
+function showError(box, message) {
+  box.textContent = message;
+  box.hidden = false;
+}
+
+/**
+ * @param {HTMLFormElement} form
+ * @param {{question: number, report: object}[]} sent
+ * @param {{question: number, text: string, stored: object}[]} receipt
+ */
+function showReceipt(form, sent, receipt) {
+  form.querySelectorAll("input[type=radio]").forEach((radio) => {
+    /** @type {HTMLInputElement} */ (radio).checked = false;
+  });
+  form.remove();
+  const section = /** @type {HTMLElement} */ (document.querySelector("[data-receipt]"));
+  const rows = /** @type {HTMLElement} */ (section.querySelector("[data-receipt-rows]"));
+  for (const item of receipt) {
+    const report = sent.find((s) => s.question === item.question);
+    const row = document.createElement("tr");
+    for (const text of [item.text, JSON.stringify(report ? report.report : null), JSON.stringify(item.stored)]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      row.append(cell);
+    }
+    rows.append(row);
+  }
+  section.hidden = false;
+  section.focus();
+}
