@@ -124,6 +124,9 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# How often an open survey's results page asks for new numbers (a cheap 204 when nothing changed).
+RESULTS_POLL_SECONDS = envint("RESULTS_POLL_SECONDS", "5")
+
 # Request bodies: a survey submission is small; anything much larger is refused outright.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", str(256 * 1024))
 

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from surveys import actions
-from surveys.models import Survey
+from surveys.models import Report, Survey
+from surveys.submissions import add_to_tally, record_submissions
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "murmur-demo"
 DEMO_TITLE = "Workplace pulse (demo)"
+
+#: Simulated respondents, and the share of each option among their (hidden) true answers.
+DEMO_RESPONDENTS = 600
+TRUE_SHARES = [
+    [0.05, 0.15, 0.25, 0.40, 0.15],
+    [0.3, 0.7],
+    [0.35, 0.25, 0.1, 0.2, 0.1],
+]
 
 QUESTIONS = [
     {
@@ -61,4 +71,20 @@ def load_demo() -> tuple[Survey, bool]:
     for question in QUESTIONS:
         actions.do_add_question(survey, question)
     actions.do_open_survey(survey)
+    simulate_responses(survey, DEMO_RESPONDENTS, seed=2026)
     return survey, True
+
+
+def simulate_responses(survey: Survey, respondents: int, seed: int) -> None:
+    """Store reports of simulated respondents, randomized exactly as their browsers would."""
+    rng = np.random.default_rng(seed)
+    submissions = record_submissions(survey, [None] * respondents)
+    for question, shares in zip(survey.questions.all(), TRUE_SHARES, strict=True):
+        randomization = actions.sync_randomization(question)
+        truth = rng.choice(len(shares), size=respondents, p=shares)
+        packed = [row.tobytes() for row in randomization.build_mechanism().randomize(truth, rng=rng)]
+        Report.objects.bulk_create(
+            Report(submission=submission, question=question, randomization=randomization, packed=report)
+            for submission, report in zip(submissions, packed, strict=True)
+        )
+        add_to_tally(randomization, packed)

@@ -36,6 +36,7 @@ class SurveyForm(forms.ModelForm):
             "closes_at",
             "response_limit",
             "allow_repeat_responses",
+            "public_results",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),

@@ -63,6 +63,11 @@ class Survey(models.Model):
         default=False,
         help_text=_("Off: a browser that has responded cannot respond again."),
     )
+    public_results = models.BooleanField(
+        _("publish results"),
+        default=False,
+        help_text=_("On: anyone with the results link sees the estimated distributions (read-only)."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     opened_at = models.DateTimeField(null=True, blank=True)
 
@@ -89,7 +94,17 @@ class Survey(models.Model):
             return False
         if self.closes_at is not None and (now or timezone.now()) >= self.closes_at:
             return False
-        return self.response_limit is None or self.submissions.count() < self.response_limit
+        return self.response_limit is None or self.response_count() < self.response_limit
+
+    def response_count(self) -> int:
+        """Submissions so far, from the hourly counters (never a scan of the submissions)."""
+        return int(self.hourly_responses.aggregate(total=models.Sum("count"))["total"] or 0)
+
+    def get_results_url(self) -> str:
+        return reverse("survey_results", args=[self.pk])
+
+    def get_public_results_url(self) -> str:
+        return reverse("public_results", args=[self.slug])
 
 
 class Question(models.Model):
@@ -182,6 +197,21 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"submission {self.pk} to {self.survey}"
+
+
+class HourlyResponses(models.Model):
+    """How many submissions a survey received in one hour; incremented with each submission."""
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="hourly_responses")
+    hour = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["survey", "hour"]
+        constraints = [models.UniqueConstraint(fields=["survey", "hour"], name="one_counter_per_survey_hour")]
+
+    def __str__(self) -> str:
+        return f"{self.survey} @ {self.hour}: {self.count}"
 
 
 class Report(models.Model):

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.core import signing
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils.translation import gettext as _
 
 from ldp.mechanisms import InvalidReport
-from surveys.models import Question, Randomization, Report, Submission, Survey, Tally
+from surveys.models import HourlyResponses, Question, Randomization, Report, Submission, Survey, Tally, hour_now
 
 TOKEN_SALT = "murmur.submission-token"
 TOKEN_MAX_AGE = 7 * 24 * 3600
@@ -126,7 +128,7 @@ def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport]) -> Submis
         raise SubmissionError(403, _("This survey is not accepting responses."))
     try:
         with transaction.atomic():
-            submission = Submission.objects.create(survey=survey, nonce=nonce)
+            [submission] = record_submissions(survey, [nonce])
     except IntegrityError:
         raise SubmissionError(409, _("These answers were already sent.")) from None
     Report.objects.bulk_create(
@@ -137,6 +139,17 @@ def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport]) -> Submis
     for parsed in sorted(reports, key=lambda r: r.randomization.pk):
         add_to_tally(parsed.randomization, [parsed.packed])
     return submission
+
+
+def record_submissions(survey: Survey, nonces: Sequence[str | None]) -> list[Submission]:
+    """Create submissions and count them in the current hour (call inside a transaction)."""
+    hour = hour_now()
+    submissions = Submission.objects.bulk_create(
+        [Submission(survey=survey, nonce=nonce, received_hour=hour) for nonce in nonces]
+    )
+    counter, _created = HourlyResponses.objects.get_or_create(survey=survey, hour=hour)
+    HourlyResponses.objects.filter(pk=counter.pk).update(count=F("count") + len(submissions))
+    return submissions
 
 
 def add_to_tally(randomization: Randomization, packed_reports: list[bytes]) -> None:

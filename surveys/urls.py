@@ -1,8 +1,21 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, register_converter
 
-from surveys.views import author, home, respond
+from surveys.views import author, home, respond, results
+
+
+class ExportFormat:
+    regex = "csv|json"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(ExportFormat, "format")
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -20,6 +33,15 @@ urlpatterns = [
     path("surveys/<int:survey_id>/questions/<int:question_id>/edit/", author.question_edit, name="question_edit"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
+    path("surveys/<int:survey_id>/results/", results.survey_results, name="survey_results"),
+    path("surveys/<int:survey_id>/results/<int:question_id>/", results.question_results, name="question_results"),
+    path(
+        "surveys/<int:survey_id>/export/estimates.<format:fmt>",
+        results.export_estimates,
+        name="export_estimates",
+    ),
+    path("surveys/<int:survey_id>/export/reports.<format:fmt>", results.export_reports, name="export_reports"),
+    path("r/<str:slug>/", results.public_results, name="public_results"),
     path("s/<str:slug>/", respond.respond, name="respond"),
     path("s/<str:slug>/submit/", respond.submit, name="submit"),
 ]

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
+from django.db import transaction
 
 from surveys import actions
-from surveys.models import Question, Report, Submission, Survey
-from surveys.submissions import add_to_tally
+from surveys.models import Question, Report, Survey
+from surveys.submissions import add_to_tally, record_submissions
 
 PASSWORD = "correct horse battery staple"
 
@@ -44,17 +45,15 @@ def make_open_survey(owner: AbstractUser, questions: int = 1, **fields: Any) -> 
     return survey
 
 
+@transaction.atomic
 def make_reports(question: Question, values: list[int], seed: int = 0) -> list[Report]:
     """Randomize true values with the question's current randomization and store the reports."""
     randomization = actions.sync_randomization(question)
     packed = randomization.build_mechanism().randomize(np.asarray(values), rng=seed)
-    reports = []
-    for row in packed:
-        submission = Submission.objects.create(survey=question.survey)
-        reports.append(
-            Report.objects.create(
-                submission=submission, question=question, randomization=randomization, packed=row.tobytes()
-            )
-        )
+    submissions = record_submissions(question.survey, [None] * len(packed))
+    reports = Report.objects.bulk_create(
+        Report(submission=submission, question=question, randomization=randomization, packed=row.tobytes())
+        for submission, row in zip(submissions, packed, strict=True)
+    )
     add_to_tally(randomization, [row.tobytes() for row in packed])
     return reports

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from surveys import actions
-from surveys.models import Submission
+from surveys.submissions import record_submissions
 from tests.base import make_question, make_reports, make_survey
 
 
@@ -131,7 +131,7 @@ def test_the_close_date_and_response_limit_stop_responses(survey):
     assert survey.accepting_responses()
     assert not survey.accepting_responses(now=timezone.now() + timedelta(hours=2))
     survey.response_limit = 2
-    Submission.objects.create(survey=survey)
+    record_submissions(survey, [None])
     assert survey.accepting_responses()
-    Submission.objects.create(survey=survey)
+    record_submissions(survey, [None])
     assert not survey.accepting_responses()

@@ -1,0 +1,79 @@
+"""matplotlib Figure -> SVG text, for the results pages (never pyplot: it is not thread-safe)."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import numpy as np
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+
+INK = "#1d2230"
+ACCENT = "#3d5afe"
+MUTED = "#5b6275"
+RC = {"svg.fonttype": "none", "font.size": 10}  # keep text as text: selectable, translatable fonts
+
+
+def _svg(figure: Figure) -> str:
+    buffer = io.StringIO()
+    with warnings.catch_warnings():
+        # Text stays text in the SVG and the browser draws it with its own fonts (Hangul included);
+        # matplotlib only measures it, with DejaVu Sans, and warns about glyphs that font lacks.
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
+        figure.savefig(buffer, format="svg", bbox_inches="tight")
+    svg = buffer.getvalue()
+    # Drop the XML prolog and fixed size so the chart scales with its container (phones).
+    svg = svg[svg.index("<svg") :]
+    return svg.replace('width="', 'data-width="', 1).replace('height="', 'data-height="', 1)
+
+
+def estimate_bars(labels: Sequence[str], proportions: np.ndarray, low: np.ndarray, high: np.ndarray) -> str:
+    """Horizontal bars of each option's estimated share with its 95 % interval as an error bar."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        figure = Figure(figsize=(6.4, 0.45 * len(labels) + 0.9))
+        axes = figure.add_subplot()
+        positions = np.arange(len(labels))[::-1]
+        shown = np.clip(proportions, 0, None)
+        axes.barh(positions, shown, color=ACCENT, alpha=0.85, height=0.6)
+        errors = np.vstack([proportions - low, high - proportions]).clip(0, None)
+        axes.errorbar(proportions, positions, xerr=errors, fmt="none", ecolor=INK, capsize=4, linewidth=1.2)
+        axes.set_yticks(positions, labels=[_short(label) for label in labels])
+        axes.xaxis.set_major_formatter(PercentFormatter(xmax=1, decimals=0))
+        axes.set_xlim(min(0.0, float(low.min())) - 0.02, max(1.0, float(high.max())) + 0.02)
+        axes.axvline(0, color=MUTED, linewidth=0.8)
+        axes.grid(axis="x", alpha=0.3)
+        axes.spines[["top", "right"]].set_visible(False)
+        return _svg(figure)
+
+
+def responses_over_time(hours: Sequence[datetime], counts: Sequence[int]) -> str:
+    """A small step chart of cumulative responses by hour."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        figure = Figure(figsize=(6.4, 1.8))
+        axes = figure.add_subplot()
+        if hours:
+            # Each count covers its hour: draw to the end of the last one, and show at least a day.
+            edges = [*hours, hours[-1] + timedelta(hours=1)]
+            totals = np.cumsum([*counts, 0])
+            axes.step(edges, totals, where="post", color=ACCENT)
+            axes.fill_between(edges, totals, step="post", color=ACCENT, alpha=0.15)
+            axes.set_xlim(min(edges[0], edges[-1] - timedelta(days=1)), edges[-1])
+            locator = AutoDateLocator()
+            axes.xaxis.set_major_locator(locator)
+            axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        axes.set_ylim(bottom=0)
+        axes.spines[["top", "right"]].set_visible(False)
+        axes.tick_params(axis="x", labelsize=8)
+        return _svg(figure)
+
+
+def _short(label: str, limit: int = 28) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
