@@ -117,7 +117,8 @@ DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "murmur@localhost")
 
 # Production hardening; `manage.py check --deploy` is clean with DEBUG off.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "false" if DEBUG else "true")
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not DEBUG
+# Cookies only over HTTPS in production (turn off only for plain-HTTP loopback benchmarks).
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
 SECURE_HSTS_SECONDS = 0 if DEBUG else envint("SECURE_HSTS_SECONDS", "31536000")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_PROXY", "false") else None

@@ -7,7 +7,9 @@ always be interpreted, and a question's randomization is frozen once it has repo
 
 from __future__ import annotations
 
+import json
 import secrets
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,20 @@ from ldp.mechanisms import Mechanism
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
+
+
+@lru_cache(maxsize=1024)
+def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> Mechanism:
+    return ldp.make_mechanism(name, k=k, epsilon=epsilon, **json.loads(params_json))
+
+
+def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> Mechanism:
+    """The ldp mechanism for these parameters, built once per process.
+
+    Mechanisms are immutable, and building one can cost (CMS derives its hash table and
+    collision matrix), so every request with the same parameters shares one instance.
+    """
+    return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
 
 def hour_now() -> Any:
@@ -138,7 +154,7 @@ class Question(models.Model):
 
     def build_mechanism(self) -> Mechanism:
         """The ldp mechanism for the question's current parameters."""
-        return ldp.make_mechanism(self.mechanism, k=self.k, epsilon=self.epsilon, **self.mechanism_params)
+        return build_mechanism(self.mechanism, self.k, self.epsilon, self.mechanism_params)
 
     def randomization_key(self) -> tuple[str, int, float, dict[str, Any]]:
         return (self.mechanism, self.k, self.epsilon, dict(self.mechanism_params))
@@ -180,7 +196,7 @@ class Randomization(models.Model):
         return (self.mechanism, self.k, self.epsilon, dict(self.params))
 
     def build_mechanism(self) -> Mechanism:
-        return ldp.make_mechanism(self.mechanism, k=self.k, epsilon=self.epsilon, **self.params)
+        return build_mechanism(self.mechanism, self.k, self.epsilon, self.params)
 
 
 class Submission(models.Model):

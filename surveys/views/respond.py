@@ -114,7 +114,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         max_age=RESPONDED_MAX_AGE,
         httponly=True,
         samesite="Lax",
-        secure=not settings.DEBUG,
+        secure=settings.SESSION_COOKIE_SECURE,
     )
     return response
 

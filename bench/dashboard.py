@@ -1,0 +1,155 @@
+"""Dashboard response time with 1,000,000 responses to a 10-question survey in PostgreSQL.
+
+    python -m bench.dashboard [--responses N] [--repeat R] [--keep]
+
+Builds a scratch database (``murmur_bench_dashboard``), stores N simulated respondents' reports
+(randomized by ldp, loaded with COPY) with their tallies, serves the app with gunicorn
+(production settings, 2 workers), and times over HTTP on loopback the whole-survey results page,
+every question's page, and a live poll that finds nothing new.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from bench.server import gunicorn, recreate_database, setup_django
+
+DATABASE = "murmur_bench_dashboard"
+OPTIONS_5 = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
+QUESTIONS = [
+    ("k-RR, 5 options", OPTIONS_5, 1.0, "krr", {}),
+    ("k-RR, yes/no", ["Yes", "No"], 0.5, "krr", {}),
+    ("k-RR, 10 options", [f"Option {i}" for i in range(10)], 2.0, "krr", {}),
+    ("CMS 512 x 128, 5 options", OPTIONS_5, 2.0, "cms", {"hash_count": 512, "width": 128, "hash_seed": 0}),
+    (
+        "CMS 512 x 128, 10 options",
+        [f"Choice {i}" for i in range(10)],
+        1.0,
+        "cms",
+        {"hash_count": 512, "width": 128, "hash_seed": 0},
+    ),
+    ("4BitFlip", OPTIONS_5, 1.0, "dbitflip", {"d": 4}),
+    ("5BitFlip", OPTIONS_5, 5.0, "dbitflip", {"d": 5}),
+    ("dBitFlip d = 3, 8 options", [f"Item {i}" for i in range(8)], 2.0, "dbitflip", {"d": 3}),
+    ("k-RR, 64 options", [f"Label {i}" for i in range(64)], 4.0, "krr", {}),
+    ("dBitFlip, yes/no", ["Yes", "No"], 1.0, "dbitflip", {"d": 2}),
+]
+
+
+def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
+    """Create the survey and load the responses; return (survey id, question ids, session cookie)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection, transaction
+    from django.test import Client
+
+    from surveys import actions
+    from surveys.models import HourlyResponses, Survey, Tally
+
+    user = get_user_model().objects.create_user("bench", password="bench-password-1")
+    survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
+    for text, options, epsilon, mechanism, params in QUESTIONS:
+        kind = "yes_no" if options == ["Yes", "No"] else "single"
+        actions.do_add_question(
+            survey,
+            {
+                "text": text,
+                "kind": kind,
+                "options": options,
+                "epsilon": epsilon,
+                "mechanism": mechanism,
+                "mechanism_params": params,
+            },
+        )
+    actions.do_open_survey(survey)
+
+    rng = np.random.default_rng(seed)
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    hours = (np.arange(responses) * 24 * 14) // responses  # spread over two weeks
+    started = time.perf_counter()
+    with transaction.atomic(), connection.connection.cursor() as cursor:
+        cursor.execute("SELECT COALESCE(MAX(id), 0) FROM surveys_submission")
+        first = cursor.fetchone()[0] + 1
+        ids = np.arange(first, first + responses)
+        with cursor.copy("COPY surveys_submission (id, survey_id, received_hour) FROM STDIN") as copy:
+            for submission_id, hour in zip(ids.tolist(), hours.tolist(), strict=True):
+                copy.write_row((submission_id, survey.pk, start + timedelta(hours=hour)))
+        cursor.execute("SELECT setval(pg_get_serial_sequence('surveys_submission', 'id'), %s)", [int(ids[-1])])
+        for hour, count in zip(*np.unique(hours, return_counts=True), strict=True):
+            HourlyResponses.objects.create(survey=survey, hour=start + timedelta(hours=int(hour)), count=int(count))
+        for question in survey.questions.all():
+            randomization = question.current_randomization()
+            mechanism = randomization.build_mechanism()
+            truth = rng.integers(0, question.k, size=responses)
+            packed = mechanism.randomize(truth, rng=rng)
+            with cursor.copy(
+                "COPY surveys_report (submission_id, question_id, randomization_id, packed) FROM STDIN"
+            ) as copy:
+                for submission_id, row in zip(ids.tolist(), packed, strict=True):
+                    copy.write_row((submission_id, question.pk, randomization.pk, row.tobytes()))
+            tally = mechanism.tally(packed)
+            Tally.objects.filter(randomization=randomization).update(n=tally.n, counts=tally.counts.tolist())
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(f"loaded {responses:,} responses x {len(QUESTIONS)} questions in {time.perf_counter() - started:.0f} s")
+
+    client = Client()
+    client.force_login(user)
+    return survey.pk, list(survey.questions.values_list("pk", flat=True)), client.cookies["sessionid"].value
+
+
+def time_get(url: str, cookie: str, repeat: int, headers: dict[str, str] | None = None) -> list[float]:
+    timings = []
+    for i in range(repeat + 1):
+        request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}", **(headers or {})})
+        started = time.perf_counter()
+        with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+            response.read()
+            assert response.status in (200, 204), response.status
+        if i:  # the first request warms the worker up
+            timings.append(1000 * (time.perf_counter() - started))
+    return timings
+
+
+def summary(timings: list[float]) -> str:
+    ordered = sorted(timings)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"median {statistics.median(ordered):.0f} ms, p95 {p95:.0f} ms, max {ordered[-1]:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--responses", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+
+    url = recreate_database(DATABASE)
+    setup_django(url)
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    survey_id, question_ids, cookie = build(args.responses)
+    with gunicorn(url, workers=2) as base:
+        whole = time_get(f"{base}/surveys/{survey_id}/results/", cookie, args.repeat)
+        print(f"whole survey ({len(question_ids)} questions, charts and tables): {summary(whole)}")
+        per_question = []
+        for question_id in question_ids:
+            per_question += time_get(f"{base}/surveys/{survey_id}/results/{question_id}/", cookie, args.repeat)
+        print(f"one question page (all {len(question_ids)} questions, {args.repeat} each): {summary(per_question)}")
+        from surveys.models import Survey
+        from surveys.results import tally_signature
+
+        signature = tally_signature(Survey.objects.get(pk=survey_id))
+        poll = time_get(
+            f"{base}/surveys/{survey_id}/results/?since={signature}", cookie, args.repeat, {"HX-Request": "true"}
+        )
+        print(f"live poll, nothing new (204): {summary(poll)}")
+
+
+if __name__ == "__main__":
+    main()
