@@ -75,6 +75,14 @@ def check_values(values: ArrayLike, k: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def check_counts(true_counts: ArrayLike, k: int) -> np.ndarray:
+    """Non-negative integer counts of true answers, one per option."""
+    counts = np.asarray(true_counts)
+    if counts.shape != (k,) or not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0:
+        raise ValueError(f"true_counts must be {k} non-negative integers, got {true_counts!r}")
+    return counts.astype(np.int64)
+
+
 def require_int(obj: Any, name: str, low: int, high: int) -> int:
     """A JSON integer in [low, high]; booleans and floats are refused."""
     if isinstance(obj, bool) or not isinstance(obj, int):
@@ -162,6 +170,15 @@ class Mechanism(ABC):
     @abstractmethod
     def worst_case_log_ratio(self) -> float:
         """Closed-form max over reports and value pairs of ln(P[y | v] / P[y | v'])."""
+
+    @abstractmethod
+    def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        """Tally counts of ``repetitions`` independent randomizations of a population.
+
+        ``true_counts[v]`` respondents answer v. Returns shape (repetitions, tally size), drawn
+        from exactly the distribution of ``tally(randomize(values)).counts``, without drawing every
+        report: experiments use it to repeat thousands of surveys quickly.
+        """
 
     @abstractmethod
     def guess_probability(self) -> float:

@@ -44,6 +44,7 @@ from ldp.mechanisms.base import (
     InvalidReport,
     Mechanism,
     Tally,
+    check_counts,
     check_values,
     require_bits,
     require_fields,
@@ -188,6 +189,32 @@ class DBitFlip(Mechanism):
     def worst_case_log_ratio(self) -> float:
         differing_bits = min(self.d, 2)
         return differing_bits * math.log(self.true_bit_probability / self.other_bit_probability)
+
+    def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        # How often each bucket is sampled: always (d = k); the complement of one uniform bucket
+        # per respondent (d = k - 1, a multinomial); in general, simulated respondent by respondent.
+        # Given those counts, the ones are binomial: p1 for the true bucket, p0 for the others.
+        rng = np.random.default_rng(rng)
+        counts = check_counts(true_counts, self.k)
+        sampled_total = np.zeros((repetitions, self.k), dtype=np.int64)
+        ones_total = np.zeros((repetitions, self.k), dtype=np.int64)
+        for t, n_t in enumerate(counts):
+            sampled = self._sample_bucket_counts(int(n_t), repetitions, rng)
+            one_probability = np.where(np.arange(self.k) == t, self.true_bit_probability, self.other_bit_probability)
+            ones_total += rng.binomial(sampled, one_probability)
+            sampled_total += sampled
+        return np.hstack([sampled_total, ones_total])
+
+    def _sample_bucket_counts(self, n: int, repetitions: int, rng: np.random.Generator) -> np.ndarray:
+        if self.d == self.k:
+            return np.full((repetitions, self.k), n, dtype=np.int64)
+        if self.d == self.k - 1:
+            return n - rng.multinomial(n, np.full(self.k, 1.0 / self.k), size=repetitions)
+        out = np.empty((repetitions, self.k), dtype=np.int64)
+        for r in range(repetitions):
+            chosen = np.argpartition(rng.random((n, self.k)), self.d - 1, axis=1)[:, : self.d]
+            out[r] = np.bincount(chosen.ravel(), minlength=self.k)
+        return out
 
     def guess_probability(self) -> float:
         # A sampled bucket that sent 1 is e^(bit epsilon) times likelier to be the answer than an

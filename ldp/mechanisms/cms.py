@@ -48,6 +48,7 @@ from ldp.mechanisms.base import (
     InvalidReport,
     Mechanism,
     Tally,
+    check_counts,
     check_values,
     require_bits,
     require_fields,
@@ -220,6 +221,37 @@ class CountMeanSketch(Mechanism):
         table = self.hash_table
         differ = (table[:, :, None] != table[:, None, :]).any()
         return 2 * int(differ) * math.log(self.keep_probability / (1 - self.keep_probability))
+
+    def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        # Respondents with answer t split over the hash functions multinomially. Within (t, j), each
+        # distinct cell among h_j(options) is one flipped coordinate: its +1 count is binomial with
+        # p (the answer's cell) or 1 - p (any other cell), and options sharing the cell share it.
+        rng = np.random.default_rng(rng)
+        counts = check_counts(true_counts, self.k)
+        cells, owner = self._distinct_cells
+        p = self.keep_probability
+        total = np.zeros((repetitions, self.k), dtype=np.int64)
+        for t, n_t in enumerate(counts):
+            if n_t == 0:
+                continue
+            per_hash = rng.multinomial(n_t, np.full(self.hash_count, 1.0 / self.hash_count), size=repetitions)
+            is_answer_cell = cells[:, 1] == self.hash_table[cells[:, 0], t]
+            plus = rng.binomial(per_hash[:, cells[:, 0]], np.where(is_answer_cell, p, 1 - p))
+            total += plus @ owner
+        return total
+
+    @cached_property
+    def _distinct_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct (j, cell) pairs of the hash table, and which options each one serves."""
+        pairs = np.unique(
+            np.column_stack([np.repeat(np.arange(self.hash_count), self.k), self.hash_table.ravel()]), axis=0
+        )
+        index = {(int(j), int(c)): i for i, (j, c) in enumerate(pairs)}
+        owner = np.zeros((len(pairs), self.k), dtype=np.int64)
+        for j in range(self.hash_count):
+            for option in range(self.k):
+                owner[index[(j, int(self.hash_table[j, option]))], option] = 1
+        return pairs, owner
 
     def guess_probability(self) -> float:
         # Given j only the u_j distinct cells h_j(option) matter. With s of them +1, the best

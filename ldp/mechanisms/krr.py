@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import Mechanism, Tally, check_values, require_fields, require_int
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, require_fields, require_int
 
 __all__ = [
     "KRandomizedResponse",
@@ -121,6 +121,13 @@ class KRandomizedResponse(Mechanism):
 
     def worst_case_log_ratio(self) -> float:
         return math.log(self.keep_probability / self.other_probability)
+
+    def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        # The n_t respondents with answer t report like one multinomial draw with probabilities A[:, t].
+        rng = np.random.default_rng(rng)
+        counts = check_counts(true_counts, self.k)
+        a = self.response_matrix
+        return sum(rng.multinomial(n_t, a[:, t], size=repetitions) for t, n_t in enumerate(counts))
 
     def guess_probability(self) -> float:
         # The best guess is the reported option itself, right with probability p.
