@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: install run serve test test-fast test-python test-js test-browser lint format migrations-check bench clean
+.PHONY: install run serve test test-fast test-python test-js test-browser lint format migrations-check bench experiments clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,9 @@ migrations-check: install
 
 bench: install  ## benchmarks; results are written down in docs/benchmarks.md
 	$(PY) -m bench.mechanisms
+
+experiments: install  ## the source documents' experiments, full repetitions -> docs/experiments/
+	$(PY) -m ldp.experiments all
 
 clean:
 	rm -rf $(VENV) staticfiles

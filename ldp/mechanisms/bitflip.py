@@ -169,7 +169,7 @@ class DBitFlip(Mechanism):
         return Tally(int(packed.shape[0]), counts)
 
     def observed_mean(self, tally: Tally) -> np.ndarray:
-        sampled, ones = tally.counts[: self.k], tally.counts[self.k :]
+        sampled, ones = tally.counts[..., : self.k], tally.counts[..., self.k :]
         p1, p0 = self.true_bit_probability, self.other_bit_probability
         return self.k / (tally.n * self.d) * (ones - p0 * sampled) / (p1 - p0)
 
