@@ -9,14 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 from ldp.mechanisms.base import InvalidReport, Mechanism, Tally
-from ldp.mechanisms.bitflip import DBitFlip
+from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
+from ldp.mechanisms.hadamard import HadamardResponse
+from ldp.mechanisms.hcms import HadamardCountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
+from ldp.mechanisms.local_hashing import OptimalLocalHashing
+from ldp.mechanisms.subset import SubsetSelection
 
 __all__ = [
     "MECHANISMS",
     "CountMeanSketch",
     "DBitFlip",
+    "HadamardCountMeanSketch",
+    "HadamardResponse",
+    "OptimalLocalHashing",
+    "OptimizedUnaryEncoding",
+    "SubsetSelection",
+    "SymmetricUnaryEncoding",
     "InvalidReport",
     "KRandomizedResponse",
     "Mechanism",
@@ -24,7 +34,20 @@ __all__ = [
     "make_mechanism",
 ]
 
-MECHANISMS: dict[str, type[Mechanism]] = {cls.name: cls for cls in (KRandomizedResponse, CountMeanSketch, DBitFlip)}
+MECHANISMS: dict[str, type[Mechanism]] = {
+    cls.name: cls
+    for cls in (
+        KRandomizedResponse,
+        CountMeanSketch,
+        DBitFlip,
+        SymmetricUnaryEncoding,
+        OptimizedUnaryEncoding,
+        OptimalLocalHashing,
+        SubsetSelection,
+        HadamardResponse,
+        HadamardCountMeanSketch,
+    )
+}
 
 
 def make_mechanism(name: str, k: int, epsilon: float, **params: Any) -> Mechanism:

@@ -113,6 +113,21 @@ def require_fields(obj: Any, fields: set[str]) -> dict[str, Any]:
     return obj
 
 
+def symmetric_covariance(
+    response: np.ndarray, frequencies: np.ndarray, with_answer: float, without_answer: float
+) -> np.ndarray:
+    """Sigma(f) for 0/1 statistics z_v = [v is named by the report] with symmetric structure.
+
+    For mechanisms where P(z_v = z_v' = 1 | answer t) is ``with_answer`` when t is v or v', and
+    ``without_answer`` otherwise (subset selection, local hashing), averaging over t ~ f gives
+    diagonal A f, off-diagonal with (f_v + f_v') + without (1 - f_v - f_v'), minus A diag(f) A^T.
+    """
+    f = frequencies
+    pair = with_answer * (f[:, None] + f[None, :]) + without_answer * (1 - f[:, None] - f[None, :])
+    np.fill_diagonal(pair, response @ f)
+    return pair - (response * f) @ response.T
+
+
 class Mechanism(ABC):
     """Base class of the frequency-estimation mechanisms; subclasses are frozen dataclasses."""
 
@@ -171,14 +186,17 @@ class Mechanism(ABC):
     def worst_case_log_ratio(self) -> float:
         """Closed-form max over reports and value pairs of ln(P[y | v] / P[y | v'])."""
 
-    @abstractmethod
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
         """Tally counts of ``repetitions`` independent randomizations of a population.
 
-        ``true_counts[v]`` respondents answer v. Returns shape (repetitions, tally size), drawn
-        from exactly the distribution of ``tally(randomize(values)).counts``, without drawing every
-        report: experiments use it to repeat thousands of surveys quickly.
+        ``true_counts[v]`` respondents answer v. Returns shape (repetitions, tally size), with the
+        distribution of ``tally(randomize(values)).counts``. This default does exactly that;
+        mechanisms override it with multinomial and binomial draws that skip the reports, so that
+        experiments can repeat thousands of surveys quickly.
         """
+        rng = np.random.default_rng(rng)
+        values = np.repeat(np.arange(self.k), check_counts(true_counts, self.k))
+        return np.array([self.tally(self.randomize(values, rng=rng)).counts for _ in range(repetitions)])
 
     @abstractmethod
     def guess_probability(self) -> float:

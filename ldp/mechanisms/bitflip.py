@@ -24,16 +24,24 @@ Variance of h_hat(v) for a fixed population with answer shares f (derived from t
 
 Presets: 5BitFlip on a 5-option question is d = k = 5; 4BitFlip is d = 4 (seed 004, sec. 4.2).
 
+The same module holds symmetric and optimized unary encoding (SUE, OUE), which send every bucket's
+bit with other probabilities; all three share :class:`SampledUnaryEncoding`.
+
 References
 ----------
 1. B. Ding, J. Kulkarni, S. Yekhanin. "Collecting telemetry data privately." NeurIPS 2017.
 2. Seed 004 (Jeong, Hong, Seo 2020), sections 3.3.2 and 4.2-4.3.
+3. T. Wang, J. Blocki, N. Li, S. Jha. "Locally differentially private protocols for frequency
+   estimation." USENIX Security 2017. (SUE, OUE.)
+4. U. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable privacy-preserving
+   ordinal response." CCS 2014.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,53 +60,35 @@ from ldp.mechanisms.base import (
 )
 from ldp.privacy import binary_keep_probability
 
-__all__ = ["DBitFlip"]
+__all__ = ["DBitFlip", "OptimizedUnaryEncoding", "SampledUnaryEncoding", "SymmetricUnaryEncoding"]
 
 _ENUMERATION_LIMIT = 200_000
 
 
-@dataclass(frozen=True, eq=False)
-class DBitFlip(Mechanism):
-    """dBitFlip with ``d`` sampled buckets (1 <= d <= k).
+class SampledUnaryEncoding(Mechanism):
+    """Unary encoding with d sampled buckets: the shared machinery of dBitFlip, SUE and OUE.
 
-    Examples
-    --------
-    >>> m = DBitFlip(k=5, epsilon=1.0, d=4)
-    >>> m.parse_report({"buckets": [0, 1, 3, 4], "bits": [0, 1, 1, 0]}).hex()
-    '1b0a'
-    >>> round(m.worst_case_log_ratio(), 12)
-    1.0
+    The respondent samples d of the k buckets uniformly without replacement and sends one bit per
+    sampled bucket: 1 with probability p1 for the answer's bucket, p0 for any other. Subclasses
+    fix d, p1 and p0; reports, tallies, estimation and privacy follow from them.
     """
 
-    name: ClassVar[str] = "dbitflip"
-    k: int
-    epsilon: float
     d: int
 
-    def __post_init__(self) -> None:
-        self._check_common()
+    @property
+    @abstractmethod
+    def true_bit_probability(self) -> float:
+        """p1: probability that the answer's bucket, if sampled, sends 1."""
+
+    @property
+    @abstractmethod
+    def other_bit_probability(self) -> float:
+        """p0: probability that another sampled bucket sends 1."""
+
+    def _check_d(self) -> None:
         if isinstance(self.d, bool) or not isinstance(self.d, (int, np.integer)) or not 1 <= self.d <= self.k:
             raise ValueError(f"d must be an integer in [1, k={self.k}], got {self.d!r}")
         object.__setattr__(self, "d", int(self.d))
-
-    @property
-    def bit_epsilon(self) -> float:
-        """Budget of one bit: epsilon/2 (two bits can differ), or epsilon when d = 1."""
-        return self.epsilon if self.d == 1 else self.epsilon / 2
-
-    @property
-    def true_bit_probability(self) -> float:
-        """p1: probability that the true answer's bucket, if sampled, sends 1."""
-        return binary_keep_probability(self.bit_epsilon)
-
-    @property
-    def other_bit_probability(self) -> float:
-        """p0 = 1 - p1: probability that another sampled bucket sends 1."""
-        return 1.0 - self.true_bit_probability
-
-    @property
-    def _mask_bytes(self) -> int:
-        return (self.k + 7) // 8
 
     def params(self) -> dict[str, Any]:
         return {"d": self.d}
@@ -110,6 +100,10 @@ class DBitFlip(Mechanism):
             "true_bit_probability": self.true_bit_probability,
             "other_bit_probability": self.other_bit_probability,
         }
+
+    @property
+    def _mask_bytes(self) -> int:
+        return (self.k + 7) // 8
 
     @property
     def report_width(self) -> int:
@@ -187,8 +181,13 @@ class DBitFlip(Mechanism):
         return np.diag(self.k / self.d * (f * m_true + (1 - f) * m_false) - f)
 
     def worst_case_log_ratio(self) -> float:
-        differing_bits = min(self.d, 2)
-        return differing_bits * math.log(self.true_bit_probability / self.other_bit_probability)
+        # Answers v and v' change only the bits of buckets v and v'. With both sampled (d >= 2) the
+        # worst report has b_v = 1 and b_v' = 0: ratio p1 (1 - p0) / (p0 (1 - p1)). With d = 1 only
+        # one of them is ever sampled: the larger of p1/p0 and (1 - p0)/(1 - p1).
+        p1, p0 = self.true_bit_probability, self.other_bit_probability
+        if self.d >= 2:
+            return math.log(p1 * (1 - p0) / (p0 * (1 - p1)))
+        return max(math.log(p1 / p0), math.log((1 - p0) / (1 - p1)))
 
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
         # How often each bucket is sampled: always (d = k); the complement of one uniform bucket
@@ -241,3 +240,101 @@ class DBitFlip(Mechanism):
                 row.append(np.prod(np.where(patterns, one, 1 - one), axis=1) / len(subsets))
             rows.append(np.concatenate(row))
         return np.array(rows)
+
+
+@dataclass(frozen=True, eq=False)
+class DBitFlip(SampledUnaryEncoding):
+    """dBitFlip with ``d`` sampled buckets (1 <= d <= k).
+
+    Examples
+    --------
+    >>> m = DBitFlip(k=5, epsilon=1.0, d=4)
+    >>> m.parse_report({"buckets": [0, 1, 3, 4], "bits": [0, 1, 1, 0]}).hex()
+    '1b0a'
+    >>> round(m.worst_case_log_ratio(), 12)
+    1.0
+    """
+
+    name: ClassVar[str] = "dbitflip"
+    k: int
+    epsilon: float
+    d: int
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        self._check_d()
+
+    @property
+    def bit_epsilon(self) -> float:
+        """Budget of one bit: epsilon/2 (two bits can differ), or epsilon when d = 1."""
+        return self.epsilon if self.d == 1 else self.epsilon / 2
+
+    @property
+    def true_bit_probability(self) -> float:
+        return binary_keep_probability(self.bit_epsilon)
+
+    @property
+    def other_bit_probability(self) -> float:
+        return 1.0 - self.true_bit_probability
+
+
+@dataclass(frozen=True, eq=False)
+class SymmetricUnaryEncoding(SampledUnaryEncoding):
+    """Symmetric unary encoding (SUE; basic one-time RAPPOR): every bucket, p1 = e^(eps/2)/(e^(eps/2)+1).
+
+    p0 = 1 - p1, so SUE on k options is dBitFlip with d = k (5BitFlip on 5 options). Refs. 3, 4.
+
+    >>> SymmetricUnaryEncoding(k=5, epsilon=1.0).client_spec()["d"]
+    5
+    """
+
+    name: ClassVar[str] = "sue"
+    k: int
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        object.__setattr__(self, "d", self.k)
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def true_bit_probability(self) -> float:
+        return binary_keep_probability(self.epsilon / 2)
+
+    @property
+    def other_bit_probability(self) -> float:
+        return 1.0 - self.true_bit_probability
+
+
+@dataclass(frozen=True, eq=False)
+class OptimizedUnaryEncoding(SampledUnaryEncoding):
+    """Optimized unary encoding (OUE, Wang et al. 2017): every bucket, p1 = 1/2, p0 = 1/(e^eps + 1).
+
+    Sending the answer's bit as a fair coin and the others at the lowest rate the budget allows
+    minimizes the variance among unary encodings: Var = 4 e^eps / (n (e^eps - 1)^2) at f = 0
+    (ref. 3, section 4.3). Privacy: p1 (1 - p0) / (p0 (1 - p1)) = e^eps exactly.
+
+    >>> round(OptimizedUnaryEncoding(k=5, epsilon=1.0).worst_case_log_ratio(), 12)
+    1.0
+    """
+
+    name: ClassVar[str] = "oue"
+    k: int
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        object.__setattr__(self, "d", self.k)
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def true_bit_probability(self) -> float:
+        return 0.5
+
+    @property
+    def other_bit_probability(self) -> float:
+        return 1.0 / (1.0 + math.exp(self.epsilon))

@@ -56,7 +56,7 @@ from ldp.mechanisms.base import (
 )
 from ldp.privacy import binary_keep_probability
 
-__all__ = ["CountMeanSketch", "polynomial_hash_table"]
+__all__ = ["CountMeanSketch", "collision_matrix", "polynomial_hash_table"]
 
 MERSENNE_PRIME = 2**31 - 1
 MAX_HASH_COUNT = 2**16
@@ -78,6 +78,15 @@ def polynomial_hash_table(hash_count: int, width: int, k: int, seed: int) -> np.
     value = (a * x % MERSENNE_PRIME + b) % MERSENNE_PRIME
     value = (value * x % MERSENNE_PRIME + c) % MERSENNE_PRIME
     return (value % width).astype(np.int32)
+
+
+def collision_matrix(hash_table: np.ndarray) -> np.ndarray:
+    """A[d, d'] = share of hash functions under which options d and d' share a cell.
+
+    >>> collision_matrix(np.array([[0, 0, 1], [0, 1, 1]])).tolist()
+    [[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]
+    """
+    return (hash_table[:, :, None] == hash_table[:, None, :]).mean(axis=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,7 +210,7 @@ class CountMeanSketch(Mechanism):
 
     @cached_property
     def response_matrix(self) -> np.ndarray:
-        return self._same_cell.mean(axis=0)
+        return collision_matrix(self.hash_table)
 
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         # Given j, z_d = c/2 v_tilde[h_j(d)] + 1/2 has conditional mean B_j[d, t] = [h_j(d) = h_j(t)]

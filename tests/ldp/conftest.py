@@ -12,6 +12,12 @@ def seed_mechanisms(epsilon: float = 1.0, k: int = 5) -> list:
         make_mechanism("cms", k=k, epsilon=epsilon, hash_count=512, width=128),
         make_mechanism("dbitflip", k=k, epsilon=epsilon, d=k - 1),
         make_mechanism("dbitflip", k=k, epsilon=epsilon, d=k),
+        make_mechanism("sue", k=k, epsilon=epsilon),
+        make_mechanism("oue", k=k, epsilon=epsilon),
+        make_mechanism("olh", k=k, epsilon=epsilon),
+        make_mechanism("subset", k=k, epsilon=epsilon),
+        make_mechanism("hadamard", k=k, epsilon=epsilon),
+        make_mechanism("hcms", k=k, epsilon=epsilon, hash_count=64, width=32),
     ]
 
 

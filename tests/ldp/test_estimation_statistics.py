@@ -30,6 +30,12 @@ MECHANISMS = {
     "cms": ("cms", {"hash_count": 512, "width": 128}),
     "4bitflip": ("dbitflip", {"d": 4}),
     "5bitflip": ("dbitflip", {"d": 5}),
+    "sue": ("sue", {}),
+    "oue": ("oue", {}),
+    "olh": ("olh", {}),
+    "subset": ("subset", {}),
+    "hadamard": ("hadamard", {}),
+    "hcms": ("hcms", {"hash_count": 512, "width": 128}),
 }
 
 

@@ -8,6 +8,14 @@ import numpy as np
 import pytest
 
 from ldp import CountMeanSketch, DBitFlip, KRandomizedResponse, posterior_bound, worst_case_log_ratio
+from ldp.mechanisms import (
+    HadamardCountMeanSketch,
+    HadamardResponse,
+    OptimalLocalHashing,
+    OptimizedUnaryEncoding,
+    SubsetSelection,
+    SymmetricUnaryEncoding,
+)
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN, binary_keep_probability, check_epsilon
 
 EPSILONS = [EPSILON_MIN, 0.1, 0.5, 1.0, math.log(3), 2.0, 5.0, EPSILON_MAX]
@@ -19,6 +27,14 @@ ENUMERABLE = [
     DBitFlip(k=2, epsilon=1.0, d=2),
     CountMeanSketch(k=3, epsilon=1.0, hash_count=3, width=4, hash_seed=1),
     CountMeanSketch(k=4, epsilon=1.0, hash_count=5, width=8, hash_seed=2),
+    SymmetricUnaryEncoding(k=5, epsilon=1.0),
+    OptimizedUnaryEncoding(k=5, epsilon=1.0),
+    OptimizedUnaryEncoding(k=2, epsilon=1.0),
+    *(SubsetSelection(k=k, epsilon=1.0, subset_size=w) for k, w in ((5, 1), (5, 2), (6, 3), (2, 1))),
+    *(HadamardResponse(k=k, epsilon=1.0) for k in (2, 5, 20)),
+    HadamardCountMeanSketch(k=3, epsilon=1.0, hash_count=3, width=4, hash_seed=1),
+    OptimalLocalHashing(k=3, epsilon=1.0, range_size=3, prime=5),
+    OptimalLocalHashing(k=4, epsilon=1.0, range_size=2, prime=7),
 ]
 
 
@@ -40,8 +56,28 @@ def test_opendp_boundary_case():
         lambda e: DBitFlip(k=5, epsilon=e, d=4),
         lambda e: DBitFlip(k=5, epsilon=e, d=5),
         lambda e: DBitFlip(k=5, epsilon=e, d=1),
+        lambda e: SymmetricUnaryEncoding(k=5, epsilon=e),
+        lambda e: OptimizedUnaryEncoding(k=20, epsilon=e),
+        lambda e: SubsetSelection(k=20, epsilon=e),
+        lambda e: HadamardResponse(k=64, epsilon=e),
+        lambda e: HadamardCountMeanSketch(k=5, epsilon=e),
+        lambda e: OptimalLocalHashing(k=20, epsilon=e),
     ],
-    ids=["krr5", "krr2", "cms", "cms64", "4bitflip", "5bitflip", "1bitflip"],
+    ids=[
+        "krr5",
+        "krr2",
+        "cms",
+        "cms64",
+        "4bitflip",
+        "5bitflip",
+        "1bitflip",
+        "sue",
+        "oue",
+        "subset",
+        "hr",
+        "hcms",
+        "olh",
+    ],
 )
 def test_closed_form_ratio_is_exactly_epsilon(build, epsilon):
     assert math.isclose(build(epsilon).worst_case_log_ratio(), epsilon, rel_tol=1e-12)
@@ -110,3 +146,14 @@ def test_guess_probability_matches_enumeration(mechanism, epsilon):
 def test_krr_guess_probability_is_the_keep_probability():
     mechanism = KRandomizedResponse(k=5, epsilon=1.0)
     assert mechanism.guess_probability() == mechanism.keep_probability
+
+
+def test_olh_guess_probability_estimate_for_the_real_prime_is_within_its_monte_carlo_error():
+    # The estimate uses 20,000 hash functions (seed 0); an independent 100,000 (seed 1) must agree
+    # within 4 standard errors of their difference.
+    mechanism = OptimalLocalHashing(k=20, epsilon=2.0)
+    small, large = mechanism.image_sizes(), mechanism.image_sizes(samples=100_000, seed=1)
+    se = np.sqrt(small.var() / small.size + large.var() / large.size)
+    assert abs(small.mean() - large.mean()) < 4 * se
+    p, q, g = mechanism.keep_probability, mechanism.other_probability, mechanism.range_size
+    assert mechanism.guess_probability() == pytest.approx((p * small.mean() + q * (g - small.mean())) / 20, rel=1e-12)

@@ -23,6 +23,12 @@ CASES = {
     "4bitflip": ("dbitflip", {"d": 4}),
     "5bitflip": ("dbitflip", {"d": 5}),
     "2bitflip": ("dbitflip", {"d": 2}),
+    "oue": ("oue", {}),
+    "subset2": ("subset", {"subset_size": 2}),
+    "subset1": ("subset", {"subset_size": 1}),
+    "hadamard": ("hadamard", {}),
+    "olh": ("olh", {}),
+    "hcms": ("hcms", {"hash_count": 16, "width": 8}),
 }
 
 

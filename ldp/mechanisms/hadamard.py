@@ -1,0 +1,150 @@
+"""Hadamard response (Acharya, Sun, Zhang 2019).
+
+Let K be the smallest power of 2 above k and H the K x K Sylvester-Hadamard matrix,
+H[a, b] = (-1)^popcount(a & b). Option v owns the set C_v = {j : H[v + 1, j] = +1} of K/2 indices
+(row 0, all +1, is skipped). Client: report one index j,
+
+    P(j | v) = 2 e^eps / (K (e^eps + 1)) if j in C_v,   2 / (K (e^eps + 1)) otherwise,
+
+i.e. with probability e^eps / (e^eps + 1) a uniform index of C_v, else one of its complement.
+Privacy: the two likelihoods differ by e^eps exactly.
+
+Server: z_v = [j in C_v]. Any two distinct non-zero rows agree on exactly K/2 columns, so
+|C_v ∩ C_t| = K/4 and E[z_v] = e^eps/(e^eps+1) for the answer, 1/2 for the others. The report
+space has only K values, so A = M P and the covariance M diag(P f) M^T - A diag(f) A^T are computed
+exactly from the membership matrix M[v, j] = [j in C_v] and the table P[j, t] = P(j | t).
+
+One index per report (log2 K bits), and for large k the accuracy of the best schemes (ref. 1).
+
+References
+----------
+1. J. Acharya, Z. Sun, H. Zhang. "Hadamard response: estimating distributions privately,
+   efficiently, and with little communication." AISTATS 2019.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, require_fields, require_int
+
+__all__ = ["HadamardResponse", "hadamard_signs"]
+
+
+def hadamard_signs(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """H[a, b] = (-1)^popcount(a & b) for broadcastable integer arrays a, b.
+
+    >>> hadamard_signs(np.arange(4)[:, None], np.arange(4)[None, :]).tolist()
+    [[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]
+    """
+    overlap = np.bitwise_and(rows, columns).astype(np.uint64)
+    parity = np.zeros(overlap.shape, dtype=np.uint64)
+    while np.any(overlap):
+        parity ^= overlap & np.uint64(1)
+        overlap = overlap >> np.uint64(1)
+    return np.where(parity == 1, -1, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class HadamardResponse(Mechanism):
+    """Hadamard response for k options.
+
+    >>> m = HadamardResponse(k=5, epsilon=1.0)
+    >>> m.size, len(m.client_spec()["sets"][0])
+    (8, 4)
+    """
+
+    name: ClassVar[str] = "hadamard"
+    k: int
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        self._check_common()
+
+    @property
+    def size(self) -> int:
+        """K: the smallest power of 2 greater than k."""
+        return 1 << self.k.bit_length()
+
+    @property
+    def in_probability(self) -> float:
+        """Probability that the reported index is in the answer's set: e^eps / (e^eps + 1)."""
+        return 1.0 / (1.0 + math.exp(-self.epsilon))
+
+    @cached_property
+    def membership(self) -> np.ndarray:
+        """M[v, j] = 1 when index j is in option v's set C_v."""
+        return (hadamard_signs(np.arange(1, self.k + 1)[:, None], np.arange(self.size)[None, :]) == 1).astype(float)
+
+    @cached_property
+    def index_probabilities(self) -> np.ndarray:
+        """P[j, t] = P(report j | answer t)."""
+        half = self.size / 2
+        m = self.membership.T
+        return m * self.in_probability / half + (1 - m) * (1 - self.in_probability) / half
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def client_spec(self) -> dict[str, Any]:
+        sets = [np.flatnonzero(row).tolist() for row in self.membership]
+        return {**self.spec_header(), "size": self.size, "in_probability": self.in_probability, "sets": sets}
+
+    @property
+    def report_width(self) -> int:
+        return 2
+
+    def randomize(self, values: ArrayLike, *, rng: Any = None) -> np.ndarray:
+        rng = np.random.default_rng(rng)
+        truth = check_values(values, self.k)
+        inside = rng.random(truth.size) < self.in_probability
+        # The k-th member of C_v or of its complement, for a uniform k in [0, K/2).
+        position = rng.integers(0, self.size // 2, size=truth.size)
+        wanted = self.membership[truth].astype(bool) == inside[:, None]
+        index = np.argmax(np.cumsum(wanted, axis=1) > position[:, None], axis=1)
+        return np.column_stack([index >> 8, index & 0xFF]).astype(np.uint8)
+
+    def parse_report(self, obj: Any) -> bytes:
+        index = require_int(require_fields(obj, {"index"})["index"], "index", 0, self.size - 1)
+        return bytes([index >> 8, index & 0xFF])
+
+    def unpack_report(self, packed: bytes) -> dict[str, Any]:
+        return {"index": packed[0] << 8 | packed[1]}
+
+    def tally(self, packed: np.ndarray) -> Tally:
+        """Counts: how often each of the K indices was reported."""
+        index = packed[:, 0].astype(np.intp) << 8 | packed[:, 1]
+        return Tally(int(index.size), np.bincount(index, minlength=self.size).astype(np.int64))
+
+    def observed_mean(self, tally: Tally) -> np.ndarray:
+        return tally.counts @ self.membership.T / tally.n
+
+    @cached_property
+    def response_matrix(self) -> np.ndarray:
+        return self.membership @ self.index_probabilities
+
+    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+        m, a = self.membership, self.response_matrix
+        return (m * (self.index_probabilities @ frequencies)) @ m.T - (a * frequencies) @ a.T
+
+    def worst_case_log_ratio(self) -> float:
+        return math.log(self.in_probability / (1 - self.in_probability))
+
+    def guess_probability(self) -> float:
+        return float(self.index_probabilities.max(axis=1).sum() / self.k)
+
+    def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        rng = np.random.default_rng(rng)
+        counts = check_counts(true_counts, self.k)
+        return sum(
+            rng.multinomial(n_t, self.index_probabilities[:, t], size=repetitions) for t, n_t in enumerate(counts)
+        )
+
+    def report_probabilities(self) -> np.ndarray:
+        return self.index_probabilities.T.copy()
