@@ -5,8 +5,8 @@ covariance is evaluated at evenly spread answers (f = 1/k; the advisor knows not
 answers before they arrive) and candidates are ranked by the half-width of the widest 95 %
 interval, z_0.975 * max_v sqrt(Var f_hat_v). Ties go to the earlier, simpler candidate.
 
-Candidates: k-RR; CMS in the paper's survey setting (512 hash functions, m = 128); dBitFlip
-for every d from 1 to k.
+Candidates: k-RR; subset selection; OUE; OLH; Hadamard response; CMS and HCMS in the paper's
+survey setting (512 hash functions, m = 128); dBitFlip for every d from 1 to k (d = k is SUE).
 """
 
 from __future__ import annotations
@@ -57,7 +57,12 @@ def candidates(k: int, epsilon: float) -> list[Mechanism]:
     """The mechanism settings the advisor compares for k options at epsilon."""
     return [
         make_mechanism("krr", k=k, epsilon=epsilon),
+        make_mechanism("subset", k=k, epsilon=epsilon),
+        make_mechanism("oue", k=k, epsilon=epsilon),
+        make_mechanism("olh", k=k, epsilon=epsilon),
+        make_mechanism("hadamard", k=k, epsilon=epsilon),
         make_mechanism("cms", k=k, epsilon=epsilon, hash_count=512, width=128),
+        make_mechanism("hcms", k=k, epsilon=epsilon, hash_count=512, width=128),
         *(make_mechanism("dbitflip", k=k, epsilon=epsilon, d=d) for d in range(1, k + 1)),
     ]
 

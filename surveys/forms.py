@@ -9,6 +9,8 @@ from django.contrib.auth.forms import UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
 import ldp
+from ldp.mechanisms.local_hashing import optimal_range_size
+from ldp.mechanisms.subset import optimal_subset_size
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from surveys.costs import QuestionCost, question_cost
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
@@ -98,10 +100,10 @@ class QuestionForm(forms.Form):
         help_text=_("1 to the number of options; d = 4 is 4BitFlip, d = 5 is 5BitFlip."),
     )
     hash_count = forms.IntegerField(
-        label=_("CMS hash functions"), required=False, min_value=1, max_value=MAX_HASH_COUNT, initial=512
+        label=_("CMS / HCMS hash functions"), required=False, min_value=1, max_value=MAX_HASH_COUNT, initial=512
     )
     width = forms.IntegerField(
-        label=_("CMS sketch width m"), required=False, min_value=2, max_value=MAX_SKETCH_WIDTH, initial=128
+        label=_("CMS / HCMS sketch width m"), required=False, min_value=2, max_value=MAX_SKETCH_WIDTH, initial=128
     )
 
     RANDOMIZATION_FIELDS = ("kind", "epsilon", "mechanism", "d", "hash_count", "width")
@@ -189,20 +191,28 @@ class QuestionForm(forms.Form):
                 self.add_error("d", _("d cannot exceed the number of options (%(k)s).") % {"k": k})
                 return None
             return {"d": d}
-        if data["mechanism"] == "cms":
+        if data["mechanism"] in ("cms", "hcms"):
             hash_count = data.get("hash_count") or 512
             width = data.get("width") or 128
-            seed = self._hash_seed(k, hash_count, width)
+            if data["mechanism"] == "hcms" and width & (width - 1):
+                self.add_error("width", _("HCMS needs a power of 2 for the sketch width m (e.g. 64, 128, 256)."))
+                return None
+            seed = self._hash_seed(data["mechanism"], k, hash_count, width)
             return None if seed is None else {"hash_count": hash_count, "width": width, "hash_seed": seed}
+        # Knobs chosen from k and epsilon are stored, so that reports stay tied to exact parameters.
+        if data["mechanism"] == "olh":
+            return {"range_size": optimal_range_size(k, data["epsilon"])}
+        if data["mechanism"] == "subset":
+            return {"subset_size": optimal_subset_size(k, data["epsilon"])}
         return {}
 
-    def _hash_seed(self, k: int, hash_count: int, width: int) -> int | None:
+    def _hash_seed(self, mechanism: str, k: int, hash_count: int, width: int) -> int | None:
         """Keep the question's seed when it still works; else the first that tells options apart."""
         previous = self.question.mechanism_params.get("hash_seed") if self.question else None
         seeds = ([previous] if previous is not None else []) + list(range(32))
         for seed in seeds:
             try:
-                ldp.make_mechanism("cms", k=k, epsilon=1.0, hash_count=hash_count, width=width, hash_seed=seed)
+                ldp.make_mechanism(mechanism, k=k, epsilon=1.0, hash_count=hash_count, width=width, hash_seed=seed)
             except ValueError:
                 continue
             return seed
@@ -229,6 +239,7 @@ class QuestionForm(forms.Form):
         relevant = {"kind", "epsilon", "mechanism"} | {
             "dbitflip": {"d"},
             "cms": {"hash_count", "width"},
+            "hcms": {"hash_count", "width"},
         }.get(self.question.mechanism, set())
         for name in relevant:
             if data.get(name) in (None, ""):

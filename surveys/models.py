@@ -130,7 +130,13 @@ class Question(models.Model):
 
     class MechanismName(models.TextChoices):
         KRR = "krr", _("k-RR (randomized response)")
+        SUBSET = "subset", _("Subset selection")
+        OUE = "oue", _("Optimized unary encoding (OUE)")
+        OLH = "olh", _("Optimal local hashing (OLH)")
+        HADAMARD = "hadamard", _("Hadamard response")
+        SUE = "sue", _("Symmetric unary encoding (basic RAPPOR)")
         CMS = "cms", _("Count Mean Sketch (Apple)")
+        HCMS = "hcms", _("Hadamard Count Mean Sketch (Apple)")
         DBITFLIP = "dbitflip", _("dBitFlip (Microsoft)")
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from django.utils.translation import gettext_lazy as _
 
 from ldp.advisor import expected_half_width
 from ldp.estimates import FrequencyEstimate
-from ldp.mechanisms import Mechanism
+from ldp.mechanisms import HadamardResponse, Mechanism
+from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from surveys.models import Question, Randomization, Survey, Tally
 
 EstimateKind = Literal["consistent", "unbiased"]
@@ -37,6 +39,10 @@ class QuestionResult:
     """Expected 95 % half-width at the current n (evenly spread answers); None before any report."""
 
     @property
+    def raw_count_label(self) -> str:
+        return str(RAW_COUNT_LABELS[self.mechanism.name])
+
+    @property
     def enough(self) -> bool:
         """Whether the estimate means something: MIN_REPORTS reports, and error below an even share."""
         return (
@@ -57,13 +63,31 @@ class QuestionResult:
         return self.consistent if kind == "consistent" else self.unbiased
 
 
-def raw_counts(mechanism: Mechanism, counts: np.ndarray) -> np.ndarray:
-    """The per-option number a reader can relate to the reports.
+#: What :func:`raw_counts` counts, per mechanism, as the results table's column heading.
+RAW_COUNT_LABELS = {
+    "krr": _("Reports naming it"),
+    "subset": _("Reports whose set holds it"),
+    "olh": _("Reports hashing it to their value"),
+    "hadamard": _("Reports in its half"),
+    "cms": _("Reports with +1 at its cell"),
+    "hcms": _("Reports agreeing with its sign"),
+    "dbitflip": _("Reports with its bit = 1"),
+    "sue": _("Reports with its bit = 1"),
+    "oue": _("Reports with its bit = 1"),
+}
 
-    k-RR: reports naming the option; CMS: reports with +1 at the option's cell; dBitFlip:
-    reports whose bit for the option is 1 (the tally's second half).
+
+def raw_counts(mechanism: Mechanism, counts: np.ndarray) -> np.ndarray:
+    """The per-option number a reader can relate to the reports (see RAW_COUNT_LABELS).
+
+    Unary encodings tally sampled and one-bits: the second half. Hadamard response tallies report
+    indices: the reports in each option's half are summed from them.
     """
-    return counts[mechanism.k :] if mechanism.name == "dbitflip" else counts
+    if isinstance(mechanism, SampledUnaryEncoding):
+        return counts[mechanism.k :]
+    if isinstance(mechanism, HadamardResponse):
+        return (counts @ mechanism.membership.T).astype(np.int64)
+    return counts
 
 
 def reporting_randomization(question: Question) -> tuple[Randomization, Tally] | None:

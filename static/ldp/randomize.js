@@ -35,7 +35,35 @@
  * @property {number} true_bit_probability
  * @property {number} other_bit_probability
  *
- * @typedef {KrrSpec | CmsSpec | DBitFlipSpec} ClientSpec
+ * @typedef {object} OlhSpec
+ * @property {"olh"} mechanism
+ * @property {number} k
+ * @property {number} range_size   g
+ * @property {number} prime        P; hash coefficients are drawn from [0, P)
+ * @property {number} keep_probability
+ *
+ * @typedef {object} SubsetSpec
+ * @property {"subset"} mechanism
+ * @property {number} k
+ * @property {number} subset_size
+ * @property {number} in_probability
+ *
+ * @typedef {object} HadamardSpec
+ * @property {"hadamard"} mechanism
+ * @property {number} k
+ * @property {number} size          K
+ * @property {number} in_probability
+ * @property {number[][]} sets      sets[option] = the indices of its half C_v
+ *
+ * @typedef {object} HcmsSpec
+ * @property {"hcms"} mechanism
+ * @property {number} k
+ * @property {number} hash_count
+ * @property {number} width         m, a power of 2
+ * @property {number} keep_probability
+ * @property {number[][]} hashes
+ *
+ * @typedef {KrrSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec} ClientSpec
  */
 
 const TWO_POW_32 = 4294967296;
@@ -152,10 +180,116 @@ export function randomizeDBitFlip(spec, value, random) {
   return { buckets, bits };
 }
 
+/**
+ * A uniform sample of `count` distinct items of `items` (partial Fisher-Yates), sorted.
+ * @param {number[]} items
+ * @param {number} count
+ * @param {RandomSource} random
+ */
+function sampleWithoutReplacement(items, count, random) {
+  const pool = [...items];
+  for (let i = 0; i < count; i += 1) {
+    const swap = i + uniformInt(pool.length - i, random);
+    [pool[i], pool[swap]] = [pool[swap], pool[i]];
+  }
+  return pool.slice(0, count).sort((a, b) => a - b);
+}
+
+/**
+ * Optimal local hashing: a hash h(x) = ((a x^2 + b x + c) mod P) mod g with uniform a, b, c,
+ * and k-RR over [g] applied to h(answer). All products stay below 2^53, so Numbers are exact.
+ * @param {OlhSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{hash: number[], value: number}}
+ */
+export function randomizeOlh(spec, value, random) {
+  checkAnswer(value, spec.k);
+  const coefficients = [0, 0, 0].map(() => uniformInt(spec.prime, random));
+  const [a, b, c] = coefficients;
+  const hashed = ((((((a * value) % spec.prime) + b) % spec.prime) * value) % spec.prime + c) % spec.prime % spec.range_size;
+  if (bernoulli(spec.keep_probability, random)) return { hash: coefficients, value: hashed };
+  const other = uniformInt(spec.range_size - 1, random);
+  return { hash: coefficients, value: other >= hashed ? other + 1 : other };
+}
+
+/**
+ * Subset selection: with in_probability the answer and subset_size - 1 other options, else
+ * subset_size other options, chosen uniformly.
+ * @param {SubsetSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{subset: number[]}}
+ */
+export function randomizeSubset(spec, value, random) {
+  checkAnswer(value, spec.k);
+  const others = Array.from({ length: spec.k }, (_, i) => i).filter((i) => i !== value);
+  if (bernoulli(spec.in_probability, random)) {
+    const subset = [value, ...sampleWithoutReplacement(others, spec.subset_size - 1, random)];
+    return { subset: subset.sort((a, b) => a - b) };
+  }
+  return { subset: sampleWithoutReplacement(others, spec.subset_size, random) };
+}
+
+/**
+ * Hadamard response: with in_probability a uniform index of the answer's set, else of its complement.
+ * @param {HadamardSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{index: number}}
+ */
+export function randomizeHadamard(spec, value, random) {
+  checkAnswer(value, spec.k);
+  const inside = new Set(spec.sets[value]);
+  const pool = bernoulli(spec.in_probability, random)
+    ? spec.sets[value]
+    : Array.from({ length: spec.size }, (_, i) => i).filter((i) => !inside.has(i));
+  return { index: pool[uniformInt(pool.length, random)] };
+}
+
+/**
+ * (-1)^popcount(a & b): an entry of the Sylvester-Hadamard matrix.
+ * @param {number} a
+ * @param {number} b
+ */
+export function hadamardSign(a, b) {
+  let overlap = a & b;
+  let parity = 0;
+  while (overlap) {
+    parity ^= overlap & 1;
+    overlap >>>= 1;
+  }
+  return parity ? -1 : 1;
+}
+
+/**
+ * Hadamard Count Mean Sketch (seed 004, Fig. 9): uniform hash index j and coefficient l, and the
+ * sign H[l, h_j(answer)] kept with keep_probability. The bit is 1 for +1.
+ * @param {HcmsSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{hash_index: number, coefficient: number, bit: number}}
+ */
+export function randomizeHcms(spec, value, random) {
+  checkAnswer(value, spec.k);
+  const j = uniformInt(spec.hash_count, random);
+  const l = uniformInt(spec.width, random);
+  const sign = hadamardSign(l, spec.hashes[j][value]);
+  const sent = bernoulli(spec.keep_probability, random) ? sign : -sign;
+  return { hash_index: j, coefficient: l, bit: sent > 0 ? 1 : 0 };
+}
+
 const RANDOMIZERS = {
   krr: randomizeKrr,
   cms: randomizeCms,
   dbitflip: randomizeDBitFlip,
+  // SUE and OUE are unary encodings of every bucket: dBitFlip's randomizer with d = k.
+  sue: randomizeDBitFlip,
+  oue: randomizeDBitFlip,
+  olh: randomizeOlh,
+  subset: randomizeSubset,
+  hadamard: randomizeHadamard,
+  hcms: randomizeHcms,
 };
 
 /**

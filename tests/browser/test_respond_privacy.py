@@ -17,8 +17,14 @@ QUESTIONS = [
     ("cms", {"hash_count": 32, "width": 32, "hash_seed": 0}, ["Falcon-33", "Gecko-71", "Heron-49", "Ibis-12"]),
     ("dbitflip", {"d": 4}, ["Jackal-85", "Koala-26", "Lemur-97", "Marmot-40", "Newt-62"]),
     ("dbitflip", {"d": 5}, ["Ocelot-19", "Puffin-58", "Quokka-73", "Raven-36", "Stoat-81"]),
+    ("sue", {}, ["Tapir-14", "Urial-55", "Vole-83"]),
+    ("oue", {}, ["Walrus-29", "Xerus-66", "Yak-47", "Zebu-92"]),
+    ("olh", {"range_size": 3}, ["Alpaca-38", "Bonobo-75", "Coati-21", "Dugong-99", "Egret-44"]),
+    ("subset", {"subset_size": 2}, ["Ferret-57", "Gibbon-13", "Hyrax-86", "Impala-32", "Jerboa-68"]),
+    ("hadamard", {}, ["Kudu-24", "Llama-79", "Mink-35", "Narwhal-51", "Okapi-17"]),
+    ("hcms", {"hash_count": 32, "width": 32, "hash_seed": 0}, ["Pika-88", "Quail-42", "Rhea-63"]),
 ]
-CHOSEN = [3, 2, 4, 1]  # the respondent's true answers, by option index
+CHOSEN = [3, 2, 4, 1, 0, 3, 2, 4, 1, 2]  # the respondent's true answers, by option index
 
 # Runs before the page's own scripts: Math.random must never be called; count the secure draws.
 INSTRUMENT = """
@@ -84,7 +90,18 @@ def test_only_randomized_reports_leave_the_browser(live_server, page, survey):
     assert set(body) == {"token", "reports"}
     assert [set(item) for item in body["reports"]] == [{"question", "version", "report"}] * len(QUESTIONS)
     report_fields = [set(item["report"]) for item in body["reports"]]
-    assert report_fields == [{"value"}, {"hash_index", "bits"}, {"buckets", "bits"}, {"buckets", "bits"}]
+    assert report_fields == [
+        {"value"},
+        {"hash_index", "bits"},
+        {"buckets", "bits"},
+        {"buckets", "bits"},
+        {"buckets", "bits"},
+        {"buckets", "bits"},
+        {"hash", "value"},
+        {"subset"},
+        {"index"},
+        {"hash_index", "coefficient", "bit"},
+    ]
 
     # What was sent is what was stored, and every stored report validates against its randomization.
     submission = Submission.objects.get()

@@ -26,6 +26,17 @@ CASES = {
     "5bitflip": ("dbitflip", 5, 0.5, {"d": 5}),
     "1bitflip": ("dbitflip", 5, 1.0, {"d": 1}),
     "3bitflip-k8": ("dbitflip", 8, 2.0, {"d": 3}),
+    "sue": ("sue", 5, 1.0, {}),
+    "oue": ("oue", 5, 1.0, {}),
+    "oue-k3": ("oue", 3, 2.0, {}),
+    "olh": ("olh", 5, 2.0, {}),
+    "olh-tiny": ("olh", 3, 1.0, {"range_size": 3, "prime": 5}),
+    "subset": ("subset", 5, 0.5, {}),
+    "subset-k6": ("subset", 6, 1.0, {"subset_size": 3}),
+    "hadamard": ("hadamard", 5, 1.0, {}),
+    "hadamard-k20": ("hadamard", 20, 2.0, {}),
+    "hcms": ("hcms", 5, 2.0, {"hash_count": 16, "width": 16, "hash_seed": 1}),
+    "hcms-tiny": ("hcms", 3, 1.0, {"hash_count": 3, "width": 4, "hash_seed": 1}),
 }
 
 

@@ -12,10 +12,15 @@ import { test } from "node:test";
 import {
   bernoulli,
   cryptoRandomSource,
+  hadamardSign,
   randomize,
   randomizeCms,
   randomizeDBitFlip,
+  randomizeHadamard,
+  randomizeHcms,
   randomizeKrr,
+  randomizeOlh,
+  randomizeSubset,
   uniformInt,
   uniformUnit,
 } from "../../static/ldp/randomize.js";
@@ -258,7 +263,7 @@ function bitflipTable(spec) {
   });
 }
 
-for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8"]) {
+for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8", "sue", "oue", "oue-k3"]) {
   test(`dBitFlip ${key}: shape and frequencies match the spec`, () => {
     const spec = SPECS[key];
     const random = seededSource(5);
@@ -287,17 +292,184 @@ for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8"]) {
   });
 }
 
+// -- optimal local hashing -----------------------------------------------------------------
+
+/** The hash family written out independently of the module: ((a x^2 + b x + c) mod P) mod g. */
+function olhHash(spec, [a, b, c], x) {
+  const P = BigInt(spec.prime);
+  const X = BigInt(x);
+  return Number(((BigInt(a) * X * X + BigInt(b) * X + BigInt(c)) % P) % BigInt(spec.range_size));
+}
+
+test("OLH: coefficients are uniform and the value is the hash with keep_probability", () => {
+  const spec = SPECS["olh"];
+  const random = seededSource(8);
+  const answer = 3;
+  let kept = 0;
+  const sums = [0, 0, 0];
+  for (let i = 0; i < DRAWS; i += 1) {
+    const report = randomizeOlh(spec, answer, random);
+    assert.equal(report.hash.length, 3);
+    assert.ok(report.value >= 0 && report.value < spec.range_size);
+    report.hash.forEach((coefficient, j) => (sums[j] += coefficient));
+    kept += report.value === olhHash(spec, report.hash, answer) ? 1 : 0;
+  }
+  assertShare(kept, DRAWS, spec.keep_probability, "olh value = h(answer)");
+  const sd = spec.prime / Math.sqrt(12);
+  for (const sum of sums) {
+    assert.ok(Math.abs(sum / DRAWS - (spec.prime - 1) / 2) < (4 * sd) / Math.sqrt(DRAWS));
+  }
+});
+
+test("OLH: the implied ratio is exactly e^epsilon", () => {
+  const spec = SPECS["olh-tiny"];
+  const q = (1 - spec.keep_probability) / (spec.range_size - 1);
+  const table = Array.from({ length: spec.k }, (_, v) => {
+    const row = [];
+    for (let a = 0; a < spec.prime; a += 1) {
+      for (let b = 0; b < spec.prime; b += 1) {
+        for (let c = 0; c < spec.prime; c += 1) {
+          const hashed = olhHash(spec, [a, b, c], v);
+          for (let y = 0; y < spec.range_size; y += 1) row.push((y === hashed ? spec.keep_probability : q) / spec.prime ** 3);
+        }
+      }
+    }
+    return row;
+  });
+  assertExactEpsilon(table, spec.epsilon);
+});
+
+// -- subset selection ----------------------------------------------------------------------
+
+function binomial(n, r) {
+  let result = 1;
+  for (let i = 1; i <= r; i += 1) result = (result * (n - r + i)) / i;
+  return result;
+}
+
+for (const key of ["subset", "subset-k6"]) {
+  test(`subset selection ${key}: sets have the right size and membership frequencies`, () => {
+    const spec = SPECS[key];
+    const random = seededSource(9);
+    const answer = 1;
+    const counts = new Array(spec.k).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) {
+      const { subset } = randomizeSubset(spec, answer, random);
+      assert.equal(subset.length, spec.subset_size);
+      assert.equal(new Set(subset).size, spec.subset_size);
+      subset.forEach((option) => (counts[option] += 1));
+    }
+    const w = spec.subset_size;
+    const other = (spec.in_probability * (w - 1) + (1 - spec.in_probability) * w) / (spec.k - 1);
+    counts.forEach((count, option) =>
+      assertShare(count, DRAWS, option === answer ? spec.in_probability : other, `${key} option ${option}`),
+    );
+  });
+
+  test(`subset selection ${key}: the implied ratio is exactly e^epsilon`, () => {
+    const spec = SPECS[key];
+    const sets = [...combinations([...Array(spec.k).keys()], spec.subset_size)];
+    const inside = spec.in_probability / binomial(spec.k - 1, spec.subset_size - 1);
+    const outside = (1 - spec.in_probability) / binomial(spec.k - 1, spec.subset_size);
+    const table = Array.from({ length: spec.k }, (_, v) => sets.map((set) => (set.includes(v) ? inside : outside)));
+    assertExactEpsilon(table, spec.epsilon);
+  });
+}
+
+// -- Hadamard response ---------------------------------------------------------------------
+
+test("Hadamard signs are the Sylvester matrix", () => {
+  assert.deepEqual(
+    [0, 1, 2, 3].map((a) => [0, 1, 2, 3].map((b) => hadamardSign(a, b))),
+    [
+      [1, 1, 1, 1],
+      [1, -1, 1, -1],
+      [1, 1, -1, -1],
+      [1, -1, -1, 1],
+    ],
+  );
+});
+
+for (const key of ["hadamard", "hadamard-k20"]) {
+  test(`Hadamard response ${key}: index frequencies match the spec`, () => {
+    const spec = SPECS[key];
+    const random = seededSource(10);
+    const answer = 2;
+    const counts = new Array(spec.size).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) counts[randomizeHadamard(spec, answer, random).index] += 1;
+    const inside = new Set(spec.sets[answer]);
+    counts.forEach((count, j) => {
+      const p = (inside.has(j) ? spec.in_probability : 1 - spec.in_probability) / (spec.size / 2);
+      assertShare(count, DRAWS, p, `${key} index ${j}`);
+    });
+  });
+
+  test(`Hadamard response ${key}: the implied ratio is exactly e^epsilon`, () => {
+    const spec = SPECS[key];
+    const table = spec.sets.map((set) => {
+      const inside = new Set(set);
+      return Array.from({ length: spec.size }, (_, j) =>
+        (inside.has(j) ? spec.in_probability : 1 - spec.in_probability) / (spec.size / 2),
+      );
+    });
+    assertExactEpsilon(table, spec.epsilon);
+  });
+}
+
+// -- HCMS ----------------------------------------------------------------------------------
+
+test("HCMS: indices are uniform and the bit follows the transform's sign", () => {
+  const spec = SPECS["hcms"];
+  const random = seededSource(11);
+  const answer = 4;
+  let agree = 0;
+  const hashCounts = new Array(spec.hash_count).fill(0);
+  const coefficientCounts = new Array(spec.width).fill(0);
+  for (let i = 0; i < DRAWS; i += 1) {
+    const report = randomizeHcms(spec, answer, random);
+    hashCounts[report.hash_index] += 1;
+    coefficientCounts[report.coefficient] += 1;
+    const sign = hadamardSign(report.coefficient, spec.hashes[report.hash_index][answer]);
+    agree += (report.bit === 1 ? 1 : -1) === sign ? 1 : 0;
+  }
+  assertShare(agree, DRAWS, spec.keep_probability, "hcms sign kept");
+  hashCounts.forEach((count, j) => assertShare(count, DRAWS, 1 / spec.hash_count, `hcms hash ${j}`));
+  coefficientCounts.forEach((count, l) => assertShare(count, DRAWS, 1 / spec.width, `hcms coefficient ${l}`));
+});
+
+test("HCMS: the implied ratio is exactly e^epsilon", () => {
+  const spec = SPECS["hcms-tiny"];
+  const p = spec.keep_probability;
+  const scale = 1 / (spec.hash_count * spec.width);
+  const table = Array.from({ length: spec.k }, (_, v) => {
+    const row = [];
+    for (let j = 0; j < spec.hash_count; j += 1) {
+      for (let l = 0; l < spec.width; l += 1) {
+        const sign = hadamardSign(l, spec.hashes[j][v]);
+        for (const sent of [1, -1]) row.push((sent === sign ? p : 1 - p) * scale);
+      }
+    }
+    return row;
+  });
+  assertExactEpsilon(table, spec.epsilon);
+});
+
 // -- dispatch and validation ---------------------------------------------------------------
 
 test("randomize dispatches on the spec's mechanism", () => {
   assert.deepEqual(Object.keys(randomize(SPECS["krr-k5"], 0, seededSource(6))), ["value"]);
   assert.deepEqual(Object.keys(randomize(SPECS["cms-small"], 0, seededSource(6))), ["hash_index", "bits"]);
   assert.deepEqual(Object.keys(randomize(SPECS["4bitflip"], 0, seededSource(6))), ["buckets", "bits"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["oue"], 0, seededSource(6))), ["buckets", "bits"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["olh"], 0, seededSource(6))), ["hash", "value"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["subset"], 0, seededSource(6))), ["subset"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["hadamard"], 0, seededSource(6))), ["index"]);
+  assert.deepEqual(Object.keys(randomize(SPECS["hcms"], 0, seededSource(6))), ["hash_index", "coefficient", "bit"]);
   assert.throws(() => randomize({ ...SPECS["krr-k5"], mechanism: "rappor" }, 0), /unknown mechanism/);
 });
 
 test("answers outside the options are refused", () => {
-  for (const key of ["krr-k5", "cms-small", "4bitflip"]) {
+  for (const key of ["krr-k5", "cms-small", "4bitflip", "oue", "olh", "subset", "hadamard", "hcms"]) {
     for (const bad of [-1, 5, 1.5, "1"]) {
       assert.throws(() => randomize(SPECS[key], bad, seededSource(7)), RangeError);
     }
