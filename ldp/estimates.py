@@ -21,12 +21,14 @@ References
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import optimize, stats
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -34,6 +36,7 @@ __all__ = [
     "Interval",
     "clip_and_renormalize",
     "project_onto_simplex",
+    "score_interval",
 ]
 
 ConsistencyMethod = Literal["norm-sub", "clip"]
@@ -117,6 +120,8 @@ class FrequencyEstimate:
     n: int
     method: str = "unbiased"
     unbiased: np.ndarray | None = field(default=None, repr=False)
+    bands: Interval | None = field(default=None, repr=False)
+    """95 % bands computed for this estimate (score intervals, for consistent estimates)."""
 
     @property
     def standard_errors(self) -> np.ndarray:
@@ -129,13 +134,16 @@ class FrequencyEstimate:
         return self.n * self.proportions
 
     def confidence_interval(self, level: float = 0.95) -> Interval:
-        """Normal-approximation interval proportions +/- z * standard error, per option.
+        """Interval per option: the stored 95 % bands if any, else proportions +/- z * standard error.
 
-        For a consistent estimate the interval is the unbiased one moved with its point
-        estimate and intersected with [0, 1]; issue 7 replaces this with a bootstrap.
+        Mechanisms attach score bands to consistent estimates (``Mechanism.consistent_estimate``);
+        without them a consistent estimate's interval is the unbiased one moved with its point
+        estimate and intersected with [0, 1], which over-covers near 0.
         """
         if not 0 < level < 1:
             raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        if self.bands is not None and level == 0.95:
+            return self.bands
         z = stats.norm.ppf(0.5 + level / 2)
         half_width = z * self.standard_errors
         low, high = self.proportions - half_width, self.proportions + half_width
@@ -143,7 +151,7 @@ class FrequencyEstimate:
             low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
         return Interval(low, high)
 
-    def consistent(self, method: ConsistencyMethod = "norm-sub") -> FrequencyEstimate:
+    def consistent(self, method: ConsistencyMethod = "norm-sub", bands: Interval | None = None) -> FrequencyEstimate:
         """The estimate made non-negative and summing to 1.
 
         The default is ``"norm-sub"`` (:func:`project_onto_simplex`): the true distribution lies
@@ -155,4 +163,37 @@ class FrequencyEstimate:
             raise ValueError(f"method must be one of {CONSISTENCY_METHODS}, got {method!r}")
         base = self.proportions if self.unbiased is None else self.unbiased
         adjust = project_onto_simplex if method == "norm-sub" else clip_and_renormalize
-        return replace(self, proportions=adjust(base), method=method, unbiased=base)
+        return replace(self, proportions=adjust(base), method=method, unbiased=base, bands=bands)
+
+
+def score_interval(
+    variances_at: Callable[[np.ndarray], np.ndarray], unbiased: np.ndarray, level: float = 0.95
+) -> Interval:
+    """Per option, the shares theta in [0, 1] not rejected by the unbiased estimate (test inversion).
+
+    theta is in option v's interval when |f_hat_v - theta| <= z sd_v(theta), where sd_v(theta)^2 is
+    ``variances_at(shares)[v]``, the unbiased estimate's variance with option v's share set to theta
+    and the others in proportion to the Norm-Sub estimate. Like Wilson's interval for a proportion
+    (Wilson 1927), it stays in [0, 1] and keeps its coverage near the boundary, where "estimate
+    +/- z SE" at a plug-in does not; it does not depend on which consistent estimate is shown.
+    Measured coverage: docs/experiments.md (issue 7).
+    """
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    plug_in = project_onto_simplex(unbiased)
+    k = unbiased.size
+    low, high = np.empty(k), np.empty(k)
+    for v in range(k):
+        rest = np.delete(plug_in, v)
+        rest = rest / rest.sum() if rest.sum() > 0 else np.full(k - 1, 1.0 / (k - 1))
+
+        def excess(theta: float, v: int = v, rest: np.ndarray = rest) -> float:
+            shares = np.insert(rest * (1 - theta), v, theta)
+            return abs(unbiased[v] - theta) - z * math.sqrt(max(variances_at(shares)[v], 0.0))
+
+        centre = float(np.clip(unbiased[v], 0.0, 1.0))
+        if excess(centre) > 0:  # even the nearest share is rejected: the interval is that edge
+            low[v] = high[v] = centre
+            continue
+        low[v] = 0.0 if excess(0.0) <= 0 else optimize.brentq(excess, 0.0, centre, xtol=1e-10)
+        high[v] = 1.0 if excess(1.0) <= 0 else optimize.brentq(excess, centre, 1.0, xtol=1e-10)
+    return Interval(low, high)

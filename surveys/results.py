@@ -119,7 +119,7 @@ def question_result(question: Question) -> QuestionResult | None:
         n=ldp_tally.n,
         raw_counts=raw_counts(mechanism, ldp_tally.counts),
         unbiased=unbiased,
-        consistent=unbiased.consistent("norm-sub") if unbiased is not None else None,
+        consistent=mechanism.consistent_estimate(ldp_tally) if unbiased is not None else None,
         expected_half_width=expected_half_width(mechanism, ldp_tally.n) if ldp_tally.n else None,
     )
 

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.estimates import FrequencyEstimate, project_onto_simplex
+from ldp.estimates import FrequencyEstimate, project_onto_simplex, score_interval
 from ldp.privacy import check_epsilon
 
 __all__ = ["InvalidReport", "Mechanism", "Tally"]
@@ -241,6 +241,15 @@ class Mechanism(ABC):
         unbiased = self._inverse_response @ self.observed_mean(tally)
         plug_in = project_onto_simplex(unbiased)
         return FrequencyEstimate(unbiased, self.covariance(plug_in, tally.n), tally.n)
+
+    def consistent_estimate(self, tally: Tally, method: str = "norm-sub") -> FrequencyEstimate:
+        """The estimate made consistent (Norm-Sub by default), with 95 % score bands.
+
+        See :func:`ldp.estimators.score_interval` for why the bands are score intervals.
+        """
+        unbiased = self.estimate(tally)
+        bands = score_interval(lambda shares: np.diag(self.covariance(shares, tally.n)), unbiased.proportions)
+        return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
 
     def expected_standard_errors(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Standard error per option at n reports, for answers f (uniform by default)."""

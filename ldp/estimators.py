@@ -1,0 +1,92 @@
+"""Consistent estimators beyond projection, and error bands that keep their coverage.
+
+* :func:`maximum_likelihood`: the MLE of f on the probability simplex by EM, the iterative
+  Bayesian update (Agrawal and Aggarwal 2001), for mechanisms whose tally counts every possible
+  report (k-RR; Hadamard response): there the tally is multinomial, counts ~ Mult(n, P f) with
+  P[y, t] = P(report y | answer t), and EM iterates f <- f * P^T (counts / (P f)) / n.
+* :func:`~ldp.estimates.score_interval` (re-exported here): error bands for consistent estimates.
+  Consistent estimates are biased near the simplex boundary, so "estimate +/- z SE" loses
+  coverage there (so does a basic parametric bootstrap: 54-77 % for shares of 2.5-7.5 % at
+  n = 1000, measured); inverting the unbiased estimate's test, with the variance evaluated at
+  each candidate share, does not.
+
+References
+----------
+1. D. Agrawal, C. C. Aggarwal. "On the design and quantification of privacy preserving data
+   mining algorithms." PODS 2001. (Iterative Bayesian update.)
+2. T. Wang, M. Lopuhaa-Zwakenberg, Z. Li, B. Skoric, N. Li. "Locally differentially private
+   frequency estimation with consistency." NDSS 2020.
+3. E. B. Wilson. "Probable inference, the law of succession, and statistical inference." JASA 22,
+   1927. (The score interval, here for the mechanisms' analytic variances.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldp.estimates import clip_and_renormalize, project_onto_simplex, score_interval
+from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
+
+__all__ = ["ESTIMATORS", "estimate_proportions", "maximum_likelihood", "score_interval", "supports_likelihood"]
+
+#: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself.
+ESTIMATORS = ("unbiased", "norm-sub", "clip", "mle")
+
+
+def supports_likelihood(mechanism: Mechanism) -> bool:
+    """Whether the tally is a multinomial count of every possible report."""
+    return isinstance(mechanism, (KRandomizedResponse, HadamardResponse))
+
+
+def _report_matrix(mechanism: Mechanism) -> np.ndarray:
+    if isinstance(mechanism, KRandomizedResponse):
+        return mechanism.response_matrix
+    if isinstance(mechanism, HadamardResponse):
+        return mechanism.index_probabilities
+    raise ValueError(f"{mechanism.name} has no multinomial tally; maximum likelihood needs k-RR or Hadamard response")
+
+
+def maximum_likelihood(
+    mechanism: Mechanism, counts: np.ndarray, *, iterations: int = 10_000, tolerance: float = 1e-10
+) -> np.ndarray:
+    """MLE of the answer distribution from tally counts (shape (size,) or (repetitions, size)), by EM.
+
+    Starts from the uniform distribution; stops when no share moves by more than ``tolerance``.
+
+    >>> from ldp import make_mechanism
+    >>> m = make_mechanism("krr", k=3, epsilon=1.0)
+    >>> maximum_likelihood(m, np.array([50, 30, 20])).round(3).tolist()
+    [0.77, 0.23, 0.0]
+    """
+    p = _report_matrix(mechanism)
+    single = np.ndim(counts) == 1
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    n = counts.sum(axis=1, keepdims=True)
+    f = np.full((counts.shape[0], mechanism.k), 1.0 / mechanism.k)
+    for _ in range(iterations):
+        expected = f @ p.T  # (R, reports)
+        ratio = np.divide(counts, expected, out=np.zeros_like(counts), where=expected > 0)
+        updated = f * (ratio @ p) / n
+        if np.max(np.abs(updated - f)) < tolerance:
+            f = updated
+            break
+        f = updated
+    return f[0] if single else f
+
+
+def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estimator: str) -> np.ndarray:
+    """Proportions by the named estimator, for one tally or a stack of them (rows)."""
+    counts = np.asarray(counts)
+    stacked = counts.ndim == 2
+    rows = counts if stacked else counts[None, :]
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    if estimator == "mle":
+        result = maximum_likelihood(mechanism, rows)
+    else:
+        result = mechanism.observed_mean(Tally(n, rows)) @ np.linalg.inv(mechanism.response_matrix).T
+        if estimator == "norm-sub":
+            result = np.apply_along_axis(project_onto_simplex, 1, result)
+        elif estimator == "clip":
+            result = np.apply_along_axis(clip_and_renormalize, 1, result)
+    return result if stacked else result[0]

@@ -1,0 +1,90 @@
+"""Maximum likelihood by EM, stacked estimation, and score bands for consistent estimates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from ldp import Tally, make_mechanism
+from ldp.estimators import estimate_proportions, maximum_likelihood, supports_likelihood
+
+
+def log_likelihood(matrix, counts, f):
+    return float(counts @ np.log(matrix @ f))
+
+
+def test_mle_equals_the_unbiased_estimate_when_that_is_a_distribution():
+    # For k-RR the tally is multinomial with probabilities A f and A is invertible: where
+    # A^-1 z_bar lies inside the simplex it is the maximum-likelihood estimate.
+    mechanism = make_mechanism("krr", k=4, epsilon=2.0)
+    counts = np.array([400, 300, 200, 100])
+    unbiased = mechanism.estimate(Tally(1000, counts)).proportions
+    assert unbiased.min() > 0
+    assert_allclose(maximum_likelihood(mechanism, counts, tolerance=1e-13), unbiased, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["krr", "hadamard"])
+def test_mle_maximizes_the_likelihood_on_the_simplex(name):
+    mechanism = make_mechanism(name, k=5, epsilon=0.5)
+    counts = mechanism.sample_tallies([5, 10, 20, 40, 125], 1, rng=3)[0]
+    matrix = mechanism.response_matrix if name == "krr" else mechanism.index_probabilities
+    mle = maximum_likelihood(mechanism, counts)
+    assert mle.min() >= 0
+    assert mle.sum() == pytest.approx(1.0)
+    best = log_likelihood(matrix, counts, mle)
+    rng = np.random.default_rng(0)
+    for other in [np.full(5, 0.2), *rng.dirichlet(np.ones(5), size=200)]:
+        assert best >= log_likelihood(matrix, counts, other) - 1e-9
+
+
+def test_mle_needs_a_multinomial_tally():
+    assert supports_likelihood(make_mechanism("hadamard", k=5, epsilon=1.0))
+    assert not supports_likelihood(make_mechanism("oue", k=5, epsilon=1.0))
+    with pytest.raises(ValueError, match="no multinomial tally"):
+        maximum_likelihood(make_mechanism("oue", k=5, epsilon=1.0), np.zeros(10))
+
+
+@pytest.mark.parametrize("estimator", ["unbiased", "norm-sub", "clip", "mle"])
+def test_stacked_estimates_equal_one_at_a_time(estimator):
+    mechanism = make_mechanism("krr", k=5, epsilon=1.0)
+    tallies = mechanism.sample_tallies([30, 20, 20, 20, 10], 4, rng=2)
+    stacked = estimate_proportions(mechanism, tallies, 100, estimator)
+    # EM stops when its steps fall below 1e-10; a stack stops when its slowest row does, so the
+    # two agree only to EM's convergence error.
+    tolerance = 1e-6 if estimator == "mle" else 1e-12
+    for row, counts in zip(stacked, tallies, strict=True):
+        assert_allclose(row, estimate_proportions(mechanism, counts, 100, estimator), atol=tolerance)
+
+
+def test_unknown_estimators_are_refused():
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        estimate_proportions(make_mechanism("krr", k=3, epsilon=1.0), np.array([1, 1, 1]), 3, "median")
+
+
+def test_consistent_estimates_carry_score_bands_within_zero_and_one():
+    mechanism = make_mechanism("subset", k=5, epsilon=0.5)
+    tally = Tally(300, mechanism.sample_tallies([150, 100, 40, 10, 0], 1, rng=4)[0])
+    consistent = mechanism.consistent_estimate(tally)
+    low, high = consistent.confidence_interval()
+    assert consistent.bands is not None
+    assert low.min() >= 0 and high.max() <= 1
+    assert np.all(low <= high)
+    assert consistent.proportions.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", ["krr", "subset", "oue", "olh", "hadamard", "cms"])
+def test_score_bands_cover_93_to_97_percent_even_for_small_shares(name):
+    # 2000 repetitions at n = 1000, shares down to 2.5 %: a coverage rate's standard error is
+    # sqrt(0.95 * 0.05 / 2000) = 0.49 %, so 93-97 % is +/- 4 of them.
+    mechanism = make_mechanism(name, k=5, epsilon=1.0)
+    truth = np.array([500, 250, 150, 75, 25])
+    shares = truth / truth.sum()
+    covered = np.zeros(5)
+    tallies = mechanism.sample_tallies(truth, 2000, rng=20261122)
+    for counts in tallies:
+        low, high = mechanism.consistent_estimate(Tally(1000, counts)).confidence_interval()
+        covered += (low <= shares) & (shares <= high)
+    rate = covered / len(tallies)
+    assert np.all((rate >= 0.93) & (rate <= 0.97)), rate
