@@ -68,3 +68,14 @@ def test_krr_mean_max_error_matches_its_analytic_sd_at_large_n():
     errors = survey.max_errors(setting, 5.0, counts, 400, np.random.default_rng(3))
     sd = math.sqrt(mechanism.covariance(np.full(5, 0.2), 10_000)[0, 0])
     assert sd * math.sqrt(2 / math.pi) < errors.mean() < 5 * sd * math.sqrt(2 / math.pi)
+
+
+def test_coverage_experiment_smoke(tmp_path, monkeypatch):
+    from ldp.experiments import coverage
+
+    monkeypatch.setattr(coverage, "SETTINGS", {"k-RR": ("krr", {})})
+    monkeypatch.setattr(coverage, "SIZES", (1000,))
+    rows = coverage.run(tmp_path, repetitions=50)
+    assert [r.distribution for r in rows] == list(coverage.DISTRIBUTIONS)
+    assert all(0 <= r.consistent_min <= r.consistent_max <= 1 for r in rows)
+    assert (tmp_path / "coverage.csv").exists()
