@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: install run serve test test-fast test-python test-js test-browser lint format migrations-check bench experiments clean
+.PHONY: install run serve test test-fast test-python test-js test-browser lint format migrations-check bench bench-peers experiments clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,16 @@ migrations-check: install
 
 bench: install  ## benchmarks; results are written down in docs/benchmarks.md
 	$(PY) -m bench.mechanisms
+
+PEERS_VENV := bench/.venv-peers
+
+$(PEERS_VENV)/.installed: bench/requirements-peers.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements-peers.txt
+	touch $@
+
+bench-peers: $(PEERS_VENV)/.installed  ## Murmur vs pure-LDP and multi-freq-ldpy (issue 7), in their own virtualenv
+	PYTHONPATH=. $(PEERS_VENV)/bin/python -m bench.peers
 
 experiments: install  ## the source documents' experiments, full repetitions -> docs/experiments/
 	$(PY) -m ldp.experiments all
