@@ -278,8 +278,19 @@ class DBitFlip(SampledUnaryEncoding):
         return 1.0 - self.true_bit_probability
 
 
+class FullUnaryEncoding(SampledUnaryEncoding):
+    """A unary encoding that sends every bucket's bit (d = k) and has no knobs beyond epsilon."""
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        object.__setattr__(self, "d", self.k)
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
 @dataclass(frozen=True, eq=False)
-class SymmetricUnaryEncoding(SampledUnaryEncoding):
+class SymmetricUnaryEncoding(FullUnaryEncoding):
     """Symmetric unary encoding (SUE; basic one-time RAPPOR): every bucket, p1 = e^(eps/2)/(e^(eps/2)+1).
 
     p0 = 1 - p1, so SUE on k options is dBitFlip with d = k (5BitFlip on 5 options). Refs. 3, 4.
@@ -292,13 +303,6 @@ class SymmetricUnaryEncoding(SampledUnaryEncoding):
     k: int
     epsilon: float
 
-    def __post_init__(self) -> None:
-        self._check_common()
-        object.__setattr__(self, "d", self.k)
-
-    def params(self) -> dict[str, Any]:
-        return {}
-
     @property
     def true_bit_probability(self) -> float:
         return binary_keep_probability(self.epsilon / 2)
@@ -309,7 +313,7 @@ class SymmetricUnaryEncoding(SampledUnaryEncoding):
 
 
 @dataclass(frozen=True, eq=False)
-class OptimizedUnaryEncoding(SampledUnaryEncoding):
+class OptimizedUnaryEncoding(FullUnaryEncoding):
     """Optimized unary encoding (OUE, Wang et al. 2017): every bucket, p1 = 1/2, p0 = 1/(e^eps + 1).
 
     Sending the answer's bit as a fair coin and the others at the lowest rate the budget allows
@@ -323,13 +327,6 @@ class OptimizedUnaryEncoding(SampledUnaryEncoding):
     name: ClassVar[str] = "oue"
     k: int
     epsilon: float
-
-    def __post_init__(self) -> None:
-        self._check_common()
-        object.__setattr__(self, "d", self.k)
-
-    def params(self) -> dict[str, Any]:
-        return {}
 
     @property
     def true_bit_probability(self) -> float:

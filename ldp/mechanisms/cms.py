@@ -56,7 +56,7 @@ from ldp.mechanisms.base import (
 )
 from ldp.privacy import binary_keep_probability
 
-__all__ = ["CountMeanSketch", "collision_matrix", "polynomial_hash_table"]
+__all__ = ["CountMeanSketch", "check_sketch_params", "collision_matrix", "polynomial_hash_table"]
 
 MERSENNE_PRIME = 2**31 - 1
 MAX_HASH_COUNT = 2**16
@@ -78,6 +78,19 @@ def polynomial_hash_table(hash_count: int, width: int, k: int, seed: int) -> np.
     value = (a * x % MERSENNE_PRIME + b) % MERSENNE_PRIME
     value = (value * x % MERSENNE_PRIME + c) % MERSENNE_PRIME
     return (value % width).astype(np.int32)
+
+
+def check_sketch_params(mechanism: Any, max_width: int) -> None:
+    """Validate and normalize a sketch's hash_count, width and hash_seed (CMS, HCMS)."""
+    for field, low, high in (
+        ("hash_count", 1, MAX_HASH_COUNT),
+        ("width", 2, max_width),
+        ("hash_seed", 0, 2**32 - 1),
+    ):
+        value = getattr(mechanism, field)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+            raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
+        object.__setattr__(mechanism, field, int(value))
 
 
 def collision_matrix(hash_table: np.ndarray) -> np.ndarray:
@@ -114,15 +127,7 @@ class CountMeanSketch(Mechanism):
 
     def __post_init__(self) -> None:
         self._check_common()
-        for field, low, high in (
-            ("hash_count", 1, MAX_HASH_COUNT),
-            ("width", 2, MAX_WIDTH),
-            ("hash_seed", 0, 2**32 - 1),
-        ):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-                raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
-            object.__setattr__(self, field, int(value))
+        check_sketch_params(self, MAX_WIDTH)
         colliding = np.argwhere(np.triu(self.response_matrix == 1.0, k=1))
         if colliding.size:
             a, b = colliding[0]

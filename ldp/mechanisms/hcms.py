@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import Mechanism, Tally, check_values, require_fields, require_int
-from ldp.mechanisms.cms import MAX_HASH_COUNT, collision_matrix, polynomial_hash_table
+from ldp.mechanisms.cms import check_sketch_params, collision_matrix, polynomial_hash_table
 from ldp.mechanisms.hadamard import hadamard_signs
 
 __all__ = ["HadamardCountMeanSketch"]
@@ -57,15 +57,7 @@ class HadamardCountMeanSketch(Mechanism):
 
     def __post_init__(self) -> None:
         self._check_common()
-        for field, low, high in (
-            ("hash_count", 1, MAX_HASH_COUNT),
-            ("width", 2, MAX_WIDTH),
-            ("hash_seed", 0, 2**32 - 1),
-        ):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-                raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
-            object.__setattr__(self, field, int(value))
+        check_sketch_params(self, MAX_WIDTH)
         if self.width & (self.width - 1):
             raise ValueError(f"width must be a power of 2 (the Hadamard transform), got {self.width}")
         if np.any(np.triu(self.response_matrix == 1.0, k=1)):
