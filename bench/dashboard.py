@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from bench.server import gunicorn, recreate_database, setup_django
+from bench.server import gunicorn, percentile, recreate_database, setup_django
 
 DATABASE = "murmur_bench_dashboard"
 OPTIONS_5 = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
@@ -117,9 +117,9 @@ def time_get(url: str, cookie: str, repeat: int, headers: dict[str, str] | None 
 
 
 def summary(timings: list[float]) -> str:
-    ordered = sorted(timings)
-    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-    return f"median {statistics.median(ordered):.0f} ms, p95 {p95:.0f} ms, max {ordered[-1]:.0f} ms"
+    return (
+        f"median {statistics.median(timings):.0f} ms, p95 {percentile(timings, 0.95):.0f} ms, max {max(timings):.0f} ms"
+    )
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from html import unescape
 
 import numpy as np
 
-from bench.server import gunicorn, recreate_database, setup_django
+from bench.server import gunicorn, percentile, recreate_database, setup_django
 
 DATABASE = "murmur_bench_load"
 OPTIONS = ["A", "B", "C", "D", "E"]
@@ -128,8 +128,8 @@ def main() -> None:
     from surveys.models import Report, Submission, Tally
 
     accepted = sum(1 for status, _, _ in results if status == 201)
-    latencies = sorted(1000 * seconds for status, seconds, _ in results if status == 201)
-    page_latencies = sorted(1000 * page for _, _, page in results)
+    latencies = [1000 * seconds for status, seconds, _ in results if status == 201]
+    page_latencies = [1000 * page for _, _, page in results]
     stored_submissions = Submission.objects.count()
     stored_reports = Report.objects.count()
     tallied = sorted(Tally.objects.values_list("n", flat=True))
@@ -140,10 +140,8 @@ def main() -> None:
     )
     print(f"accepted {accepted:,}; other statuses: {sorted({s for s, _, _ in results if s != 201}) or 'none'}")
     print(f"throughput: {accepted / elapsed:,.0f} submissions/s (with page loads)")
-    p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
-    print(f"POST latency: p50 {statistics.median(latencies):.0f} ms, p99 {p99:.0f} ms")
-    page_p99 = page_latencies[min(len(page_latencies) - 1, int(0.99 * len(page_latencies)))]
-    print(f"answer page latency: p50 {statistics.median(page_latencies):.0f} ms, p99 {page_p99:.0f} ms")
+    for label, values in (("POST", latencies), ("answer page", page_latencies)):
+        print(f"{label} latency: p50 {statistics.median(values):.0f} ms, p99 {percentile(values, 0.99):.0f} ms")
     print(
         f"stored: {stored_submissions:,} submissions, {stored_reports:,} reports; tallies n = {tallied}; "
         f"lost reports: {lost}"

@@ -23,6 +23,12 @@ ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 SECRET_KEY = "benchmark-only-" + "k" * 50
 
 
+def percentile(values: list[float], fraction: float) -> float:
+    """The value below which ``fraction`` of ``values`` lie (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
 def bench_database_url(name: str) -> str:
     return f"postgres://postgres@127.0.0.1:5432/{name}"
 

@@ -22,13 +22,12 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
+from scipy import stats
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -166,34 +165,41 @@ class FrequencyEstimate:
         return replace(self, proportions=adjust(base), method=method, unbiased=base, bands=bands)
 
 
-def score_interval(
-    variances_at: Callable[[np.ndarray], np.ndarray], unbiased: np.ndarray, level: float = 0.95
-) -> Interval:
+def score_interval(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, level: float = 0.95) -> Interval:
     """Per option, the shares theta in [0, 1] not rejected by the unbiased estimate (test inversion).
 
-    theta is in option v's interval when |f_hat_v - theta| <= z sd_v(theta), where sd_v(theta)^2 is
-    ``variances_at(shares)[v]``, the unbiased estimate's variance with option v's share set to theta
-    and the others in proportion to the Norm-Sub estimate. Like Wilson's interval for a proportion
-    (Wilson 1927), it stays in [0, 1] and keeps its coverage near the boundary, where "estimate
-    +/- z SE" at a plug-in does not; it does not depend on which consistent estimate is shown.
-    Measured coverage: docs/experiments.md (issue 7).
+    theta is in option v's interval when |f_hat_v - theta| <= z sd_v(theta), with sd_v(theta)^2 the
+    unbiased estimate's variance when option v's share is theta and the others are in proportion to
+    the Norm-Sub estimate. ``unit_variances[v, t]`` is the variance from one report with answer t;
+    the variance is their mixture by the shares, divided by n, so it is affine in theta,
+    a + b theta, and the condition (f_hat_v - theta)^2 <= (z^2/n)(a + b theta) holds exactly between
+    the roots of a quadratic. Like Wilson's interval for a proportion (Wilson 1927), the band stays
+    in [0, 1] and keeps its coverage near the boundary, where "estimate +/- z SE" at a plug-in does
+    not; it does not depend on which consistent estimate is shown. When no share in [0, 1] passes,
+    the band is the edge nearest the estimate. Measured coverage: docs/experiments.md.
+
+    >>> low, high = score_interval(np.array([[0.25, 0.25], [0.25, 0.25]]), np.array([0.5, 0.5]), 100)
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (0.402, 0.598)
     """
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    c = float(stats.norm.ppf(0.5 + level / 2)) ** 2 / n
     plug_in = project_onto_simplex(unbiased)
     k = unbiased.size
     low, high = np.empty(k), np.empty(k)
     for v in range(k):
         rest = np.delete(plug_in, v)
         rest = rest / rest.sum() if rest.sum() > 0 else np.full(k - 1, 1.0 / (k - 1))
-
-        def excess(theta: float, v: int = v, rest: np.ndarray = rest) -> float:
-            shares = np.insert(rest * (1 - theta), v, theta)
-            return abs(unbiased[v] - theta) - z * math.sqrt(max(variances_at(shares)[v], 0.0))
-
-        centre = float(np.clip(unbiased[v], 0.0, 1.0))
-        if excess(centre) > 0:  # even the nearest share is rejected: the interval is that edge
-            low[v] = high[v] = centre
+        a = float(np.delete(unit_variances[v], v) @ rest)  # variance per report at theta = 0
+        b = float(unit_variances[v, v]) - a
+        x = float(unbiased[v])
+        # (x - theta)^2 - c (a + b theta) = theta^2 - (2x + c b) theta + (x^2 - c a) <= 0
+        middle, spread = x + c * b / 2, (2 * x + c * b) ** 2 / 4 - (x * x - c * a)
+        edge = min(max(x, 0.0), 1.0)
+        if spread < 0:
+            low[v] = high[v] = edge
             continue
-        low[v] = 0.0 if excess(0.0) <= 0 else optimize.brentq(excess, 0.0, centre, xtol=1e-10)
-        high[v] = 1.0 if excess(1.0) <= 0 else optimize.brentq(excess, centre, 1.0, xtol=1e-10)
+        root = math.sqrt(spread)
+        low[v], high[v] = max(middle - root, 0.0), min(middle + root, 1.0)
+        if low[v] > high[v]:  # the passing shares all lie outside [0, 1]
+            low[v] = high[v] = edge
     return Interval(low, high)

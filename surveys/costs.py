@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ldp.advisor import expected_half_width
 from ldp.mechanisms import KRandomizedResponse, Mechanism
@@ -14,17 +15,43 @@ STATEMENT_PRIOR = 0.10
 
 @dataclass(frozen=True)
 class QuestionCost:
+    """A mechanism's costs at n respondents; each figure is computed when first read.
+
+    The answer page shows only the privacy figures, so it never pays for the variance behind
+    ``half_width``.
+    """
+
+    mechanism: Mechanism
     n: int
-    k: int
-    epsilon: float
-    half_width: float
-    """Half-width of the 95 % band of each option's share at n respondents (evenly spread answers)."""
-    guess_probability: float
-    """Chance that an observer of one report guesses the answer right (1/k by blind guessing)."""
-    report_is_answer_probability: float | None
-    """k-RR only: chance that the report *is* the true answer."""
-    posterior: float
-    """Most an observer's 10 % prior that the answer is X can rise to after one report."""
+
+    @property
+    def k(self) -> int:
+        return self.mechanism.k
+
+    @property
+    def epsilon(self) -> float:
+        return self.mechanism.epsilon
+
+    @cached_property
+    def half_width(self) -> float:
+        """Half-width of the 95 % band of each option's share at n respondents (evenly spread answers)."""
+        return expected_half_width(self.mechanism, self.n)
+
+    @cached_property
+    def guess_probability(self) -> float:
+        """Chance that an observer of one report guesses the answer right (1/k by blind guessing)."""
+        return self.mechanism.guess_probability()
+
+    @property
+    def report_is_answer_probability(self) -> float | None:
+        """k-RR only: chance that the report *is* the true answer."""
+        mechanism = self.mechanism
+        return mechanism.keep_probability if isinstance(mechanism, KRandomizedResponse) else None
+
+    @property
+    def posterior(self) -> float:
+        """Most an observer's 10 % prior that the answer is X can rise to after one report."""
+        return float(posterior_bound(STATEMENT_PRIOR, self.epsilon))
 
     @property
     def chance(self) -> float:
@@ -33,15 +60,3 @@ class QuestionCost:
     @property
     def prior(self) -> float:
         return STATEMENT_PRIOR
-
-
-def question_cost(mechanism: Mechanism, n: int) -> QuestionCost:
-    return QuestionCost(
-        n=n,
-        k=mechanism.k,
-        epsilon=mechanism.epsilon,
-        half_width=expected_half_width(mechanism, n),
-        guess_probability=mechanism.guess_probability(),
-        report_is_answer_probability=mechanism.keep_probability if isinstance(mechanism, KRandomizedResponse) else None,
-        posterior=float(posterior_bound(STATEMENT_PRIOR, mechanism.epsilon)),
-    )

@@ -12,7 +12,7 @@ import ldp
 from ldp.mechanisms.local_hashing import optimal_range_size
 from ldp.mechanisms.subset import optimal_subset_size
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
-from surveys.costs import QuestionCost, question_cost
+from surveys.costs import QuestionCost
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
@@ -129,8 +129,8 @@ class QuestionForm(forms.Form):
         if self.is_bound:
             self.is_valid()
             built = getattr(self, "cleaned_data", {}).get("built")
-            return question_cost(built, n) if built is not None else None
-        return question_cost(self.question.build_mechanism(), n) if self.question is not None else None
+            return QuestionCost(built, n) if built is not None else None
+        return QuestionCost(self.question.build_mechanism(), n) if self.question is not None else None
 
     def clean_options_text(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]

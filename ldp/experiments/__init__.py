@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import project_onto_simplex
+from ldp.estimators import estimate_proportions
 from ldp.mechanisms import Mechanism, Tally
 
 __all__ = ["estimates_from_tallies"]
@@ -22,15 +22,9 @@ __all__ = ["estimates_from_tallies"]
 def estimates_from_tallies(mechanism: Mechanism, counts: np.ndarray, n: int, estimator: str = "unbiased") -> np.ndarray:
     """Estimated proportions for a stack of tally counts, shape (repetitions, k).
 
-    ``estimator``: ``"unbiased"`` (A^-1 z_bar), ``"norm-sub"`` (its simplex projection), or, for
-    CMS, ``"sketch"`` (the paper's Fig. 7 formula).
+    ``estimator`` is one of :data:`ldp.estimators.ESTIMATORS`, or, for CMS, ``"sketch"`` (the
+    paper's Fig. 7 formula, kept to reproduce seed 004).
     """
-    tally = Tally(n, counts)
     if estimator == "sketch":
-        return mechanism.sketch_estimate(tally)  # type: ignore[attr-defined]
-    unbiased = mechanism.observed_mean(tally) @ np.linalg.inv(mechanism.response_matrix).T
-    if estimator == "unbiased":
-        return unbiased
-    if estimator == "norm-sub":
-        return np.apply_along_axis(project_onto_simplex, 1, unbiased)
-    raise ValueError(f"estimator must be unbiased, norm-sub or sketch, got {estimator!r}")
+        return mechanism.sketch_estimate(Tally(n, counts))  # type: ignore[attr-defined]
+    return estimate_proportions(mechanism, counts, n, estimator)

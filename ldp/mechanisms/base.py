@@ -248,8 +248,18 @@ class Mechanism(ABC):
         See :func:`ldp.estimators.score_interval` for why the bands are score intervals.
         """
         unbiased = self.estimate(tally)
-        bands = score_interval(lambda shares: np.diag(self.covariance(shares, tally.n)), unbiased.proportions)
+        bands = score_interval(self.unit_variances, unbiased.proportions, tally.n)
         return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        """V[v, t]: variance of f_hat_v from one report whose answer is t.
+
+        Every mechanism's covariance here is affine in f (a fixed population: a mixture of the
+        answers' per-report covariances), so on the simplex Var(f_hat_v) = sum_t f_t V[v, t] / n,
+        which lets :func:`~ldp.estimates.score_interval` solve its bands in closed form.
+        """
+        return np.column_stack([np.diag(self.covariance(np.eye(self.k)[t], 1)) for t in range(self.k)])
 
     def expected_standard_errors(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Standard error per option at n reports, for answers f (uniform by default)."""

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -56,7 +57,7 @@ from ldp.mechanisms.base import (
 )
 from ldp.privacy import binary_keep_probability
 
-__all__ = ["CountMeanSketch", "check_sketch_params", "collision_matrix", "polynomial_hash_table"]
+__all__ = ["CountMeanSketch", "HashedSketch", "collision_matrix", "polynomial_hash_table"]
 
 MERSENNE_PRIME = 2**31 - 1
 MAX_HASH_COUNT = 2**16
@@ -80,19 +81,6 @@ def polynomial_hash_table(hash_count: int, width: int, k: int, seed: int) -> np.
     return (value % width).astype(np.int32)
 
 
-def check_sketch_params(mechanism: Any, max_width: int) -> None:
-    """Validate and normalize a sketch's hash_count, width and hash_seed (CMS, HCMS)."""
-    for field, low, high in (
-        ("hash_count", 1, MAX_HASH_COUNT),
-        ("width", 2, max_width),
-        ("hash_seed", 0, 2**32 - 1),
-    ):
-        value = getattr(mechanism, field)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-            raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
-        object.__setattr__(mechanism, field, int(value))
-
-
 def collision_matrix(hash_table: np.ndarray) -> np.ndarray:
     """A[d, d'] = share of hash functions under which options d and d' share a cell.
 
@@ -102,8 +90,66 @@ def collision_matrix(hash_table: np.ndarray) -> np.ndarray:
     return (hash_table[:, :, None] == hash_table[:, None, :]).mean(axis=0)
 
 
+class HashedSketch(Mechanism):
+    """What CMS and HCMS share: a seeded hash family into a sketch of width m, and its collisions.
+
+    Subclasses are frozen dataclasses with the fields ``hash_count``, ``width`` and ``hash_seed``
+    and a ``keep_probability``. The exact finite-domain estimator of both uses A = the share of hash
+    functions under which two options share a cell (:func:`collision_matrix`).
+    """
+
+    hash_count: int
+    width: int
+    hash_seed: int
+
+    @property
+    @abstractmethod
+    def keep_probability(self) -> float:
+        """Probability that a randomized coordinate or bit keeps its true value."""
+
+    def _check_sketch(self, max_width: int) -> None:
+        """Validate and normalize the sketch's knobs; refuse options no hash function separates."""
+        for field, low, high in (
+            ("hash_count", 1, MAX_HASH_COUNT),
+            ("width", 2, max_width),
+            ("hash_seed", 0, 2**32 - 1),
+        ):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+                raise ValueError(f"{field} must be an integer in [{low}, {high}], got {value!r}")
+            object.__setattr__(self, field, int(value))
+        colliding = np.argwhere(np.triu(self.response_matrix == 1.0, k=1))
+        if colliding.size:
+            a, b = colliding[0]
+            raise ValueError(
+                f"options {a} and {b} share a coordinate under every hash function, so they cannot be "
+                f"told apart; use another hash_seed or more hash functions"
+            )
+
+    @cached_property
+    def hash_table(self) -> np.ndarray:
+        """h_j(option), shape (hash_count, k)."""
+        return polynomial_hash_table(self.hash_count, self.width, self.k, self.hash_seed)
+
+    @cached_property
+    def response_matrix(self) -> np.ndarray:
+        return collision_matrix(self.hash_table)
+
+    def params(self) -> dict[str, Any]:
+        return {"hash_count": self.hash_count, "width": self.width, "hash_seed": self.hash_seed}
+
+    def client_spec(self) -> dict[str, Any]:
+        return {
+            **self.spec_header(),
+            "hash_count": self.hash_count,
+            "width": self.width,
+            "keep_probability": self.keep_probability,
+            "hashes": self.hash_table.tolist(),
+        }
+
+
 @dataclass(frozen=True, eq=False)
-class CountMeanSketch(Mechanism):
+class CountMeanSketch(HashedSketch):
     """CMS with ``hash_count`` hash functions (the paper's k) and sketch width ``width`` (m).
 
     The defaults are the paper's survey setting, 512 hash functions and m = 128 (seed 004,
@@ -127,19 +173,7 @@ class CountMeanSketch(Mechanism):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_sketch_params(self, MAX_WIDTH)
-        colliding = np.argwhere(np.triu(self.response_matrix == 1.0, k=1))
-        if colliding.size:
-            a, b = colliding[0]
-            raise ValueError(
-                f"options {a} and {b} share a coordinate under every hash function, so they cannot be "
-                f"told apart; use another hash_seed or more hash functions"
-            )
-
-    @cached_property
-    def hash_table(self) -> np.ndarray:
-        """h_j(option), shape (hash_count, k)."""
-        return polynomial_hash_table(self.hash_count, self.width, self.k, self.hash_seed)
+        self._check_sketch(MAX_WIDTH)
 
     @property
     def keep_probability(self) -> float:
@@ -150,18 +184,6 @@ class CountMeanSketch(Mechanism):
     def scale(self) -> float:
         """c_epsilon = (e^(epsilon/2) + 1) / (e^(epsilon/2) - 1) (Fig. 6, line 1)."""
         return 1.0 / math.tanh(self.epsilon / 4)
-
-    def params(self) -> dict[str, Any]:
-        return {"hash_count": self.hash_count, "width": self.width, "hash_seed": self.hash_seed}
-
-    def client_spec(self) -> dict[str, Any]:
-        return {
-            **self.spec_header(),
-            "hash_count": self.hash_count,
-            "width": self.width,
-            "keep_probability": self.keep_probability,
-            "hashes": self.hash_table.tolist(),
-        }
 
     @property
     def report_width(self) -> int:
@@ -212,10 +234,6 @@ class CountMeanSketch(Mechanism):
         """same[j, d, d'] = 1 when h_j(d) = h_j(d'), as floats."""
         table = self.hash_table
         return (table[:, :, None] == table[:, None, :]).astype(float)
-
-    @cached_property
-    def response_matrix(self) -> np.ndarray:
-        return collision_matrix(self.hash_table)
 
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         # Given j, z_d = c/2 v_tilde[h_j(d)] + 1/2 has conditional mean B_j[d, t] = [h_j(d) = h_j(t)]

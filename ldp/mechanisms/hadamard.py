@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, require_fields, require_int
+from ldp.privacy import binary_keep_probability
 
 __all__ = ["HadamardResponse", "hadamard_signs"]
 
@@ -75,7 +76,7 @@ class HadamardResponse(Mechanism):
     @property
     def in_probability(self) -> float:
         """Probability that the reported index is in the answer's set: e^eps / (e^eps + 1)."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
+        return binary_keep_probability(self.epsilon)
 
     @cached_property
     def membership(self) -> np.ndarray:

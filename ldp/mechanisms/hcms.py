@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import Mechanism, Tally, check_values, require_fields, require_int
-from ldp.mechanisms.cms import check_sketch_params, collision_matrix, polynomial_hash_table
+from ldp.mechanisms.base import Tally, check_values, require_fields, require_int
+from ldp.mechanisms.cms import HashedSketch
 from ldp.mechanisms.hadamard import hadamard_signs
+from ldp.privacy import binary_keep_probability
 
 __all__ = ["HadamardCountMeanSketch"]
 
@@ -40,7 +40,7 @@ MAX_WIDTH = 4096
 
 
 @dataclass(frozen=True, eq=False)
-class HadamardCountMeanSketch(Mechanism):
+class HadamardCountMeanSketch(HashedSketch):
     """HCMS with ``hash_count`` hash functions and ``width`` m (a power of 2).
 
     >>> m = HadamardCountMeanSketch(k=5, epsilon=2.0, hash_count=64, width=32)
@@ -57,37 +57,19 @@ class HadamardCountMeanSketch(Mechanism):
 
     def __post_init__(self) -> None:
         self._check_common()
-        check_sketch_params(self, MAX_WIDTH)
+        self._check_sketch(MAX_WIDTH)
         if self.width & (self.width - 1):
             raise ValueError(f"width must be a power of 2 (the Hadamard transform), got {self.width}")
-        if np.any(np.triu(self.response_matrix == 1.0, k=1)):
-            raise ValueError("two options share a cell under every hash function; use another hash_seed or more hashes")
-
-    @cached_property
-    def hash_table(self) -> np.ndarray:
-        return polynomial_hash_table(self.hash_count, self.width, self.k, self.hash_seed)
 
     @property
     def keep_probability(self) -> float:
         """p = e^eps / (e^eps + 1): probability that the sent bit is the transform's sign."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
+        return binary_keep_probability(self.epsilon)
 
     @property
     def scale(self) -> float:
         """c_eps = (e^eps + 1) / (e^eps - 1)."""
         return 1.0 / math.tanh(self.epsilon / 2)
-
-    def params(self) -> dict[str, Any]:
-        return {"hash_count": self.hash_count, "width": self.width, "hash_seed": self.hash_seed}
-
-    def client_spec(self) -> dict[str, Any]:
-        return {
-            **self.spec_header(),
-            "hash_count": self.hash_count,
-            "width": self.width,
-            "keep_probability": self.keep_probability,
-            "hashes": self.hash_table.tolist(),
-        }
 
     @property
     def report_width(self) -> int:
@@ -123,10 +105,6 @@ class HadamardCountMeanSketch(Mechanism):
 
     def observed_mean(self, tally: Tally) -> np.ndarray:
         return self.scale * (2.0 * tally.counts / tally.n - 1.0)
-
-    @cached_property
-    def response_matrix(self) -> np.ndarray:
-        return collision_matrix(self.hash_table)
 
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         a = self.response_matrix

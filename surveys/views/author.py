@@ -23,7 +23,7 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from ldp.advisor import recommend
 from surveys import actions
 from surveys.access import get_question_for_owner, get_survey_for_owner
-from surveys.costs import QuestionCost, question_cost
+from surveys.costs import QuestionCost
 from surveys.forms import QuestionForm, SignUpForm, SurveyForm
 from surveys.models import Question, Survey
 from surveys.qr import qr_svg
@@ -47,7 +47,7 @@ class Card:
 def make_card(question: Question) -> Card:
     return Card(
         question=question,
-        cost=question_cost(question.build_mechanism(), question.survey.expected_respondents),
+        cost=QuestionCost(question.build_mechanism(), question.survey.expected_respondents),
         report_count=question.reports.count(),
     )
 
@@ -278,7 +278,7 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
     form = QuestionForm(request.GET, survey=survey, question=question)
     form.is_valid()
     built = form.cleaned_data.get("built") if hasattr(form, "cleaned_data") else None
-    cost = question_cost(built, survey.expected_respondents) if built is not None else None
+    cost = QuestionCost(built, survey.expected_respondents) if built is not None else None
     return render(request, f"{BUILDER}#cost", {"survey": survey, "cost": cost, "cost_form": form})
 
 

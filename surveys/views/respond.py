@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys import actions
 from surveys.access import get_survey_by_share_slug
-from surveys.costs import QuestionCost, question_cost
+from surveys.costs import QuestionCost
 from surveys.models import Question, Survey
 from surveys.submissions import SubmissionError, do_submit, new_token, parse_submission
 
@@ -59,7 +59,7 @@ def answer_items(survey: Survey) -> list[AnswerItem]:
                 question=question,
                 version=randomization.version,
                 spec=mechanism.client_spec(),
-                privacy=question_cost(mechanism, survey.expected_respondents),
+                privacy=QuestionCost(mechanism, survey.expected_respondents),
             )
         )
     return items
