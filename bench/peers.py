@@ -12,11 +12,21 @@ samplers, which have the distribution of randomize-then-tally (tests/ldp/test_ta
 Grids: seed 004's (k = 5, uniform answers) and k = 20 with Zipf(1.1) answers; n in {500, 1000,
 5000, 10000}; epsilon in {0.1, 0.5, 1, 2, 5}. Metric: mean over repetitions of the largest
 absolute error over the options, with its standard error. One data set per (grid, n), shared.
+
+"Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
+for (k, epsilon, n) and the "auto" estimator (ldp.estimates.choose_consistency).
+
+The best of 13 peers, each measured with noise, is biased low if it is both chosen and scored on
+the same repetitions (the winner's curse). So each peer's repetitions are split in two halves: the
+first half picks the best peer of the cell, the second half scores it, and the summary compares
+Murmur auto with that held-out score.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldp import make_mechanism
+from ldp.advisor import recommend
 from ldp.estimators import estimate_proportions
 
 SIZES = (500, 1000, 5000, 10000)
@@ -99,6 +110,7 @@ def pure_ldp() -> dict[str, Peer]:
 
 
 MURMUR = {
+    "Murmur auto": ("auto", "auto"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -117,6 +129,8 @@ class Cell:
     mean_max_error: float
     standard_error: float
     seconds: float
+    errors: tuple[float, ...] = ()
+    """Per repetition (peers only), for the held-out choice of the best peer."""
 
 
 def murmur_cell(
@@ -124,8 +138,12 @@ def murmur_cell(
 ) -> Cell:
     started = time.perf_counter()
     name, estimator = MURMUR[label]
-    mechanism = make_mechanism(name, k=counts.size, epsilon=epsilon)
     n = int(counts.sum())
+    if name == "auto":
+        best = recommend(counts.size, epsilon, n).best
+        mechanism = make_mechanism(best.mechanism, k=counts.size, epsilon=epsilon, **best.params)
+    else:
+        mechanism = make_mechanism(name, k=counts.size, epsilon=epsilon)
     estimates = estimate_proportions(mechanism, mechanism.sample_tallies(counts, repetitions, rng=rng), n, estimator)
     errors = np.abs(estimates - counts / n).max(axis=1)
     return Cell(
@@ -142,37 +160,78 @@ def peer_cell(
     n = values.size
     errors = np.array([np.abs(peer(values, counts.size, epsilon) - counts / n).max() for _ in range(repetitions)])
     return Cell(
-        grid, n, epsilon, label, errors.mean(), errors.std(ddof=1) / np.sqrt(repetitions), time.perf_counter() - started
+        grid,
+        n,
+        epsilon,
+        label,
+        errors.mean(),
+        errors.std(ddof=1) / np.sqrt(repetitions),
+        time.perf_counter() - started,
+        tuple(errors),
     )
+
+
+def held_out_best(peers: list[Cell]) -> tuple[str, float, float]:
+    """The peer with the lowest mean error on the first half of its repetitions, scored on the second."""
+    half = min(len(c.errors) for c in peers) // 2
+    chosen = min(peers, key=lambda c: np.mean(c.errors[:half]))
+    scored = np.array(chosen.errors[half:])
+    return chosen.implementation, float(scored.mean()), float(scored.std(ddof=1) / np.sqrt(scored.size))
+
+
+def run_peer(task: tuple[str, np.ndarray, float, str, int, int]) -> Cell:
+    grid, counts, epsilon, label, repetitions, seed = task
+    return peer_cell(grid, counts, epsilon, label, PEERS[label], repetitions, seed)
+
+
+PEERS: dict[str, Peer] = {}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=2000, help="Murmur's repetitions per cell")
-    parser.add_argument("--peer-repetitions", type=int, default=100, help="each peer's repetitions per cell")
+    parser.add_argument("--peer-repetitions", type=int, default=300, help="each peer's repetitions per cell")
     parser.add_argument("--grid", choices=sorted(GRIDS), action="append")
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="peer cells run in parallel")
     args = parser.parse_args()
-    peers = {**multi_freq_ldpy(), **pure_ldp()}
+    PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
+    summary = []
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
-    for grid in args.grid or sorted(GRIDS):
-        k, shares = GRIDS[grid]
-        for n in args.sizes:
-            counts = rng.multinomial(n, shares)
-            for epsilon in EPSILONS:
-                cells = [murmur_cell(grid, counts, epsilon, label, args.repetitions, rng) for label in MURMUR]
-                cells += [
-                    peer_cell(grid, counts, epsilon, label, peer, args.peer_repetitions, seed=index)
-                    for index, (label, peer) in enumerate(peers.items())
-                ]
-                for c in sorted(cells, key=lambda c: c.mean_max_error):
-                    print(
-                        f"| {c.grid} | {c.n} | {c.epsilon:g} | {c.implementation} | {100 * c.mean_max_error:.2f} "
-                        f"| {100 * c.standard_error:.2f} | {c.seconds:.1f} |",
-                        flush=True,
-                    )
+    with multiprocessing.Pool(args.processes) as pool:
+        for grid in args.grid or sorted(GRIDS):
+            k, shares = GRIDS[grid]
+            for n in args.sizes:
+                counts = rng.multinomial(n, shares)
+                for epsilon in EPSILONS:
+                    tasks = [
+                        (grid, counts, epsilon, label, args.peer_repetitions, index)
+                        for index, label in enumerate(PEERS)
+                    ]
+                    peers = pool.map(run_peer, tasks)
+                    cells = [murmur_cell(grid, counts, epsilon, label, args.repetitions, rng) for label in MURMUR]
+                    for c in sorted(cells + peers, key=lambda c: c.mean_max_error):
+                        print(
+                            f"| {c.grid} | {c.n} | {c.epsilon:g} | {c.implementation} | {100 * c.mean_max_error:.2f} "
+                            f"| {100 * c.standard_error:.2f} | {c.seconds:.1f} |",
+                            flush=True,
+                        )
+                    summary.append((grid, n, epsilon, cells[0], *held_out_best(peers)))
+    print()
+    print(
+        "| grid | n | ε | best peer (chosen on half A) | its error on half B (%) | Murmur auto (%) "
+        "| auto / peer | within 1 SE or better |"
+    )
+    print("|---|---:|---:|---|---:|---:|---:|---|")
+    for grid, n, epsilon, auto, label, error, se in summary:
+        ok = auto.mean_max_error <= error + np.hypot(se, auto.standard_error)
+        print(
+            f"| {grid} | {n} | {epsilon:g} | {label} | {100 * error:.2f} ± {100 * se:.2f} "
+            f"| {100 * auto.mean_max_error:.2f} ± {100 * auto.standard_error:.2f} "
+            f"| {auto.mean_max_error / error:.2f} | {'yes' if ok else 'no'} |"
+        )
 
 
 if __name__ == "__main__":

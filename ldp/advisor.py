@@ -7,6 +7,11 @@ interval, z_0.975 * max_v sqrt(Var f_hat_v). Ties go to the earlier, simpler can
 
 Candidates: k-RR; subset selection; OUE; OLH; Hadamard response; CMS and HCMS in the paper's
 survey setting (512 hash functions, m = 128); dBitFlip for every d from 1 to k (d = k is SUE).
+
+Every candidate's variance is proportional to 1/n, so the ranking depends on k and epsilon
+only; n sets the error shown next to it. The estimator recommended with it is always "auto"
+(:func:`ldp.estimates.choose_consistency`): whether Norm-Sub or clipping errs less depends on the
+answers themselves, which the advisor cannot know, so the choice is made per tally.
 """
 
 from __future__ import annotations
@@ -36,10 +41,11 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The best candidate, and every candidate considered, best first."""
+    """The best candidate, and every candidate considered, best first, and the estimator to use."""
 
     best: Candidate
     ranking: tuple[Candidate, ...]
+    estimator: str = "auto"
 
 
 def expected_half_width(mechanism: Mechanism, n: int) -> float:

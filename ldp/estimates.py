@@ -17,11 +17,15 @@ References
    frequency estimation with consistency." NDSS 2020. (Norm-Sub, clip-and-renormalize.)
 3. W. Wang, M. A. Carreira-Perpinan. "Projection onto the probability simplex: an efficient
    algorithm with a simple proof." arXiv:1309.1541, 2013.
+4. B. Efron, R. J. Tibshirani. "An Introduction to the Bootstrap." Chapman & Hall, 1993.
+   (The parametric bootstrap that picks between Norm-Sub and clipping.)
 """
 
 from __future__ import annotations
 
 import math
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
@@ -33,7 +37,9 @@ __all__ = [
     "CONSISTENCY_METHODS",
     "FrequencyEstimate",
     "Interval",
+    "choose_consistency",
     "clip_and_renormalize",
+    "most_even_within",
     "project_onto_simplex",
     "score_interval",
 ]
@@ -51,30 +57,29 @@ class Interval(NamedTuple):
 
 
 def project_onto_simplex(values: ArrayLike) -> np.ndarray:
-    """Euclidean projection onto the probability simplex {f : f >= 0, sum f = 1}.
+    """Euclidean projection onto the probability simplex {f : f >= 0, sum f = 1}, per last-axis row.
 
     The result is max(values - tau, 0) with the one tau that makes it sum to 1. This is
     exactly Norm-Sub of Wang et al. (2020, ref. 2) on a full domain: subtract the same amount
     from every positive entry and zero the negatives until the rest sums to 1. Computed by
-    sorting (Wang and Carreira-Perpinan 2013, ref. 3), O(k log k).
+    sorting (Wang and Carreira-Perpinan 2013, ref. 3), O(k log k) per row.
 
     >>> project_onto_simplex([0.7, 0.5, -0.2]).round(12).tolist()
     [0.6, 0.4, 0.0]
+    >>> project_onto_simplex([[0.7, 0.5, -0.2], [2.0, 0.0, 0.0]]).round(12).tolist()
+    [[0.6, 0.4, 0.0], [1.0, 0.0, 0.0]]
     """
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 1 or v.size == 0:
-        raise ValueError(f"values must be a non-empty 1-d array, got shape {v.shape}")
-    descending = np.sort(v)[::-1]
-    cumulative = np.cumsum(descending) - 1.0
-    ranks = np.arange(1, v.size + 1)
-    support = descending - cumulative / ranks > 0
-    rho = ranks[support][-1]
-    tau = cumulative[rho - 1] / rho
+    v = _rows(values)
+    descending = -np.sort(-v, axis=-1)
+    cumulative = np.cumsum(descending, axis=-1) - 1.0
+    ranks = np.arange(1, v.shape[-1] + 1)
+    rho = np.sum(descending - cumulative / ranks > 0, axis=-1, keepdims=True)  # the support is a prefix
+    tau = np.take_along_axis(cumulative, rho - 1, axis=-1) / rho
     return np.maximum(v - tau, 0.0)
 
 
 def clip_and_renormalize(values: ArrayLike) -> np.ndarray:
-    """Set negative entries to 0 and divide by the sum (uniform if nothing is positive).
+    """Set negative entries to 0 and divide by the sum (uniform if nothing is positive), per last-axis row.
 
     Simple, and what most LDP libraries do, but it shrinks every large entry by the same
     factor, which biases skewed distributions; :func:`project_onto_simplex` does not.
@@ -82,11 +87,100 @@ def clip_and_renormalize(values: ArrayLike) -> np.ndarray:
     >>> clip_and_renormalize([0.6, 0.6, -0.2]).tolist()
     [0.5, 0.5, 0.0]
     """
-    v = np.clip(np.asarray(values, dtype=float), 0.0, None)
-    total = v.sum()
-    if total <= 0:
-        return np.full(v.size, 1.0 / v.size)
-    return v / total
+    v = np.clip(_rows(values), 0.0, None)
+    total = v.sum(axis=-1, keepdims=True)
+    uniform = np.full_like(v, 1.0 / v.shape[-1])
+    return np.divide(v, total, out=uniform, where=total > 0)
+
+
+def _rows(values: ArrayLike) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    if v.ndim not in (1, 2) or v.shape[-1] == 0:
+        raise ValueError(f"values must be a non-empty 1-d array or a stack of rows, got shape {v.shape}")
+    return v
+
+
+CONSISTENCY_ADJUSTMENTS: dict[str, Callable[[ArrayLike], np.ndarray]] = {
+    "norm-sub": project_onto_simplex,
+    "clip": clip_and_renormalize,
+}
+
+
+def choose_consistency(
+    unbiased: ArrayLike,
+    covariance: Callable[[np.ndarray], np.ndarray],
+    bands: Interval | None = None,
+    *,
+    draws: int = 400,
+    rng: np.random.Generator | None = None,
+) -> ConsistencyMethod:
+    """Norm-Sub or clip-and-renormalize, whichever is expected to err less on this estimate.
+
+    Neither wins everywhere. When the noise is large next to every share (small n or epsilon,
+    answers spread over many options), clipping shrinks the estimate toward spread-out answers and
+    has the smaller largest error; when one answer dominates, clipping shrinks it by the same
+    factor as the noise and Norm-Sub, which subtracts instead of scaling, errs 2-3 times less
+    (docs/experiments.md measures both). So each is scored by a parametric bootstrap (Efron and
+    Tibshirani 1993, ref. 4) of the error the benchmarks measure,
+
+        risk(g) = E max_v |g(f*)_v - f0_v|,   f* ~ N(f0, Sigma(f0)),
+
+    with Sigma the unbiased estimate's analytic covariance (``covariance(f)``) and f0 the most
+    even distribution inside the estimate's 95 % ``bands`` (:func:`most_even_within`): Norm-Sub
+    is chosen only if it is expected to err less even were the answers as spread out as the
+    data allow. (Scoring at a fitted answer instead tilts the choice: at low epsilon Norm-Sub's own
+    answer is sparse by construction and then favours Norm-Sub, which costs 5 % on evenly spread
+    answers; measured in docs/benchmarks.md.) Without bands, or when no distribution fits
+    inside them, f0 is the midpoint of the two candidates. Ties go to Norm-Sub. Without ``rng``
+    the draws are seeded by the estimate itself, so the same tally always gets the same answer.
+
+    >>> from ldp import make_mechanism
+    >>> m = make_mechanism("krr", k=4, epsilon=1.0)
+    >>> choose_consistency([0.95, 0.1, -0.05, 0.0], lambda f: m.covariance(f, 200))
+    'norm-sub'
+    >>> choose_consistency([0.3, 0.25, -0.1, 0.55], lambda f: m.covariance(f, 50))
+    'clip'
+    """
+    u = np.asarray(unbiased, dtype=float)
+    reference = most_even_within(bands) if bands is not None else None
+    if reference is None:
+        reference = (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
+    if rng is None:
+        rng = np.random.default_rng(zlib.crc32(u.tobytes()))
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance(reference))
+    root = eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
+    samples = reference + rng.standard_normal((draws, u.size)) @ root.T
+    risks = {
+        name: float(np.mean(np.max(np.abs(adjust(samples) - reference), axis=1)))
+        for name, adjust in CONSISTENCY_ADJUSTMENTS.items()
+    }
+    return "clip" if risks["clip"] < risks["norm-sub"] else "norm-sub"
+
+
+def most_even_within(bands: Interval) -> np.ndarray | None:
+    """The distribution closest to uniform (Euclidean) with every share inside its band, or None.
+
+    Minimizing sum (f_v - 1/k)^2 subject to low <= f <= high and sum f = 1 gives
+    f_v = min(max(1/k + mu, low_v), high_v) for the one mu that makes the shares sum to 1
+    (the sum is continuous and non-decreasing in mu); found by bisection.
+
+    >>> most_even_within(Interval(np.array([0.5, 0.0, 0.0]), np.array([0.9, 0.4, 0.1]))).round(6).tolist()
+    [0.5, 0.4, 0.1]
+    >>> most_even_within(Interval(np.array([0.6, 0.6]), np.array([0.9, 0.9]))) is None
+    True
+    """
+    low, high = np.asarray(bands.low, dtype=float), np.asarray(bands.high, dtype=float)
+    if low.sum() > 1 + 1e-12 or high.sum() < 1 - 1e-12:
+        return None
+    k = low.size
+    below, above = -1.0, 1.0  # 1/k + mu then lies below every low and above every high
+    for _ in range(100):
+        mu = (below + above) / 2
+        if np.clip(1 / k + mu, low, high).sum() < 1:
+            below = mu
+        else:
+            above = mu
+    return np.clip(1 / k + (below + above) / 2, low, high)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,8 +255,9 @@ class FrequencyEstimate:
         if method not in CONSISTENCY_METHODS:
             raise ValueError(f"method must be one of {CONSISTENCY_METHODS}, got {method!r}")
         base = self.proportions if self.unbiased is None else self.unbiased
-        adjust = project_onto_simplex if method == "norm-sub" else clip_and_renormalize
-        return replace(self, proportions=adjust(base), method=method, unbiased=base, bands=bands)
+        return replace(
+            self, proportions=CONSISTENCY_ADJUSTMENTS[method](base), method=method, unbiased=base, bands=bands
+        )
 
 
 def score_interval(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, level: float = 0.95) -> Interval:

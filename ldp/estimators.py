@@ -4,6 +4,8 @@
   Bayesian update (Agrawal and Aggarwal 2001), for mechanisms whose tally counts every possible
   report (k-RR; Hadamard response): there the tally is multinomial, counts ~ Mult(n, P f) with
   P[y, t] = P(report y | answer t), and EM iterates f <- f * P^T (counts / (P f)) / n.
+* ``"auto"``: Norm-Sub or clip-and-renormalize, chosen per tally by a parametric bootstrap of the
+  largest error (:func:`~ldp.estimates.choose_consistency`); the results pages' default.
 * :func:`~ldp.estimates.score_interval` (re-exported here): error bands for consistent estimates.
   Consistent estimates are biased near the simplex boundary, so "estimate +/- z SE" loses
   coverage there (so does a basic parametric bootstrap: 54-77 % for shares of 2.5-7.5 % at
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import clip_and_renormalize, project_onto_simplex, score_interval
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS, choose_consistency, score_interval
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
 
 __all__ = ["ESTIMATORS", "estimate_proportions", "maximum_likelihood", "score_interval", "supports_likelihood"]
 
-#: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself.
-ESTIMATORS = ("unbiased", "norm-sub", "clip", "mle")
+#: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself; "auto" picks Norm-Sub or
+#: clip per tally (:func:`~ldp.estimates.choose_consistency`).
+ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle")
 
 
 def supports_likelihood(mechanism: Mechanism) -> bool:
@@ -85,8 +88,14 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         result = maximum_likelihood(mechanism, rows)
     else:
         result = mechanism.observed_mean(Tally(n, rows)) @ np.linalg.inv(mechanism.response_matrix).T
-        if estimator == "norm-sub":
-            result = np.apply_along_axis(project_onto_simplex, 1, result)
-        elif estimator == "clip":
-            result = np.apply_along_axis(clip_and_renormalize, 1, result)
+        if estimator == "auto":
+            methods = [
+                choose_consistency(
+                    row, lambda f: mechanism.covariance(f, n), score_interval(mechanism.unit_variances, row, n)
+                )
+                for row in result
+            ]
+            result = np.array([CONSISTENCY_ADJUSTMENTS[m](row) for m, row in zip(methods, result, strict=True)])
+        elif estimator != "unbiased":
+            result = CONSISTENCY_ADJUSTMENTS[estimator](result)
     return result if stacked else result[0]

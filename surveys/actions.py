@@ -30,7 +30,17 @@ def do_add_question(survey: Survey, cleaned: dict[str, Any]) -> Question:
 @transaction.atomic
 def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
     _assign(question, cleaned)
-    question.save(update_fields=["text", "kind", "options", "epsilon", "mechanism", "mechanism_params"])
+    question.save(
+        update_fields=[
+            "text",
+            "kind",
+            "options",
+            "epsilon",
+            "mechanism",
+            "mechanism_params",
+            "mechanism_chosen_automatically",
+        ]
+    )
     if question.survey.status == Survey.Status.OPEN:
         sync_randomization(question)
     return question
@@ -43,6 +53,7 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
     question.epsilon = cleaned["epsilon"]
     question.mechanism = cleaned["mechanism"]
     question.mechanism_params = cleaned["mechanism_params"]
+    question.mechanism_chosen_automatically = cleaned.get("mechanism_chosen_automatically", False)
 
 
 @transaction.atomic

@@ -9,6 +9,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
 import ldp
+from ldp.advisor import recommend
 from ldp.mechanisms.local_hashing import optimal_range_size
 from ldp.mechanisms.subset import optimal_subset_size
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
@@ -16,6 +17,8 @@ from surveys.costs import QuestionCost
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
+#: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
+AUTOMATIC = "auto"
 MAX_HASH_COUNT = 1024
 MAX_SKETCH_WIDTH = 4096
 #: A cap larger than this could not be spent: 64 questions x the largest epsilon is far less.
@@ -91,7 +94,15 @@ class QuestionForm(forms.Form):
         % {"low": EPSILON_MIN, "high": EPSILON_MAX},
         widget=forms.NumberInput(attrs={"step": "0.01"}),
     )
-    mechanism = forms.ChoiceField(label=_("Mechanism"), choices=Question.MechanismName.choices, initial="krr")
+    mechanism = forms.ChoiceField(
+        label=_("Mechanism"),
+        choices=[(AUTOMATIC, _("Automatic: the lowest expected error (recommended)")), *Question.MechanismName.choices],
+        initial=AUTOMATIC,
+        help_text=_(
+            "Automatic picks, for this question's options and ε and the survey's expected respondents, "
+            "the mechanism whose widest 95 % error band is narrowest."
+        ),
+    )
     d = forms.IntegerField(
         label=_("dBitFlip buckets per report (d)"),
         required=False,
@@ -145,6 +156,9 @@ class QuestionForm(forms.Form):
         if options is None:
             return data
         data["options"] = options
+        data["mechanism_chosen_automatically"] = data["mechanism"] == AUTOMATIC
+        if data["mechanism"] == AUTOMATIC:
+            data["mechanism"] = self.question.mechanism if self.frozen else self._advised_mechanism(data)
         params = self._clean_params(data)
         if params is None:
             return data
@@ -182,6 +196,14 @@ class QuestionForm(forms.Form):
                 self.add_error("options_text", _("Options are at most 200 characters long."))
                 return None
         return options
+
+    def _advised_mechanism(self, data: dict[str, Any]) -> str:
+        """The advisor's mechanism for these options, epsilon and the survey's expected n; sets its knobs."""
+        best = recommend(len(data["options"]), data["epsilon"], self.survey.expected_respondents).best
+        for name in ("d", "hash_count", "width"):
+            if name in best.params:
+                data[name] = best.params[name]
+        return best.mechanism
 
     def _clean_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
         k = len(data["options"])
@@ -273,7 +295,7 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "kind": question.kind,
         "options_text": "\n".join(question.options),
         "epsilon": question.epsilon,
-        "mechanism": question.mechanism,
+        "mechanism": AUTOMATIC if question.mechanism_chosen_automatically else question.mechanism,
         "d": question.mechanism_params.get("d"),
         "hash_count": question.mechanism_params.get("hash_count", 512),
         "width": question.mechanism_params.get("width", 128),

@@ -147,6 +147,11 @@ class Question(models.Model):
     epsilon = models.FloatField(_("epsilon"), default=1.0)
     mechanism = models.CharField(_("mechanism"), max_length=10, choices=MechanismName.choices, default="krr")
     mechanism_params = models.JSONField(default=dict, blank=True)
+    mechanism_chosen_automatically = models.BooleanField(
+        _("mechanism chosen automatically"),
+        default=False,
+        help_text=_("The builder's advisor chose the mechanism (ldp.advisor) when the question was saved."),
+    )
 
     class Meta:
         ordering = ["position", "id"]

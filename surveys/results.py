@@ -59,9 +59,17 @@ class QuestionResult:
         at_one = expected_half_width(self.mechanism, 1)
         return int(np.ceil((at_one / target) ** 2))
 
+    @property
+    def adjustment_label(self) -> str:
+        """The consistency adjustment chosen for this tally, by name."""
+        method = self.consistent.method if self.consistent is not None else ""
+        return str(ADJUSTMENT_LABELS.get(method, method))
+
     def estimate(self, kind: EstimateKind) -> FrequencyEstimate | None:
         return self.consistent if kind == "consistent" else self.unbiased
 
+
+ADJUSTMENT_LABELS = {"norm-sub": _("Norm-Sub"), "clip": _("clipping and rescaling")}
 
 #: What :func:`raw_counts` counts, per mechanism, as the results table's column heading.
 RAW_COUNT_LABELS = {
@@ -119,7 +127,7 @@ def question_result(question: Question) -> QuestionResult | None:
         n=ldp_tally.n,
         raw_counts=raw_counts(mechanism, ldp_tally.counts),
         unbiased=unbiased,
-        consistent=mechanism.consistent_estimate(ldp_tally) if unbiased is not None else None,
+        consistent=mechanism.consistent_estimate(ldp_tally, "auto") if unbiased is not None else None,
         expected_half_width=expected_half_width(mechanism, ldp_tally.n) if ldp_tally.n else None,
     )
 

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.estimates import FrequencyEstimate, project_onto_simplex, score_interval
+from ldp.estimates import FrequencyEstimate, choose_consistency, project_onto_simplex, score_interval
 from ldp.privacy import check_epsilon
 
 __all__ = ["InvalidReport", "Mechanism", "Tally"]
@@ -243,12 +243,17 @@ class Mechanism(ABC):
         return FrequencyEstimate(unbiased, self.covariance(plug_in, tally.n), tally.n)
 
     def consistent_estimate(self, tally: Tally, method: str = "norm-sub") -> FrequencyEstimate:
-        """The estimate made consistent (Norm-Sub by default), with 95 % score bands.
+        """The estimate made consistent, with 95 % score bands.
 
-        See :func:`ldp.estimators.score_interval` for why the bands are score intervals.
+        ``method`` is ``"norm-sub"`` (the default), ``"clip"``, or ``"auto"``: whichever of the two
+        :func:`~ldp.estimates.choose_consistency` expects to err less on this tally. The returned
+        estimate's ``method`` names the adjustment applied. See
+        :func:`ldp.estimators.score_interval` for why the bands are score intervals.
         """
         unbiased = self.estimate(tally)
         bands = score_interval(self.unit_variances, unbiased.proportions, tally.n)
+        if method == "auto":
+            method = choose_consistency(unbiased.proportions, lambda f: self.covariance(f, tally.n), bands)
         return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
 
     @cached_property

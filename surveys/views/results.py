@@ -138,6 +138,7 @@ ESTIMATE_COLUMNS = [
     "consistent",
     "consistent_low",
     "consistent_high",
+    "consistent_method",
 ]
 
 
@@ -169,6 +170,7 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
                 "consistent": float(consistent.proportions[i]),
                 "consistent_low": float(c_low[i]),
                 "consistent_high": float(c_high[i]),
+                "consistent_method": consistent.method,
             }
 
 

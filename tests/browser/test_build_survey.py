@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ldp import make_mechanism
-from ldp.advisor import expected_half_width
+from ldp.advisor import recommend
 from surveys.models import Survey
 from tests.base import PASSWORD
 
@@ -56,8 +55,8 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
     previews = {}
     for epsilon in ("2", "0.5"):
         form.locator("[name=epsilon]").fill(epsilon)
-        mechanism = make_mechanism("krr", k=5, epsilon=float(epsilon))
-        expected = f"± {100 * expected_half_width(mechanism, 1000):.1f}"
+        # The builder's default mechanism is the advisor's pick for these options and epsilon.
+        expected = f"± {100 * recommend(5, float(epsilon), 1000).best.half_width:.1f}"
         page.wait_for_function(
             "(text) => document.querySelector('#add-question [data-half-width]')?.textContent === text", arg=expected
         )
@@ -77,6 +76,9 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
         "Do you cycle to work?",
         "Preferred meeting day?",
     ]
+    fruit = survey.questions.get(text="Favourite fruit?")
+    assert fruit.mechanism_chosen_automatically
+    assert fruit.mechanism == recommend(5, 1.0, 1000).best.mechanism
     share_link = page.input_value("[data-share-link]")
     assert share_link == f"{live_server.url}/s/{survey.slug}/"
     page.goto(share_link)

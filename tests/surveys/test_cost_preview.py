@@ -11,7 +11,7 @@ from django.urls import reverse
 
 import ldp
 from ldp.advisor import recommend
-from tests.base import make_question, make_survey
+from tests.base import make_question, make_reports, make_survey
 
 
 @pytest.fixture
@@ -116,3 +116,63 @@ def test_recommend_on_an_existing_question(organizer_client, survey):
     assert '<option value="krr" selected>' in html
     question.refresh_from_db()
     assert question.mechanism == "dbitflip"
+
+
+def question_data(**params):
+    return {
+        "text": "Q",
+        "kind": "single",
+        "options_text": "\n".join(f"option {i}" for i in range(10)),
+        "epsilon": "0.5",
+        "mechanism": "auto",
+        "d": "",
+        "hash_count": "512",
+        "width": "128",
+        **params,
+    }
+
+
+class TestAutomaticMechanism:
+    def test_is_the_builders_default(self, organizer_client, survey):
+        html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+        assert '<option value="auto" selected>' in html
+
+    def test_saves_the_advisors_mechanism_and_parameters(self, organizer_client, survey):
+        response = organizer_client.post(reverse("question_add", args=[survey.pk]), question_data())
+        assert response.status_code == 302
+        question = survey.questions.get()
+        best = recommend(10, 0.5, 1000).best
+        assert question.mechanism == best.mechanism
+        assert question.build_mechanism().params() == best.params
+        assert question.mechanism_chosen_automatically
+        html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+        assert "chosen automatically" in html
+
+    @pytest.mark.parametrize(("k", "epsilon"), [(5, 5.0), (10, 0.5), (2, 1.0), (40, 2.0)])
+    def test_follows_the_options_and_epsilon(self, organizer_client, survey, k, epsilon):
+        options = "\n".join(f"option {i}" for i in range(k))
+        data = question_data(epsilon=str(epsilon), options_text=options)
+        assert organizer_client.post(reverse("question_add", args=[survey.pk]), data).status_code == 302
+        best = recommend(k, epsilon, survey.expected_respondents).best
+        question = survey.questions.get()
+        assert (question.mechanism, question.build_mechanism().params()) == (best.mechanism, best.params)
+
+    def test_the_edit_form_shows_automatic_and_a_frozen_question_keeps_its_mechanism(self, organizer_client, survey):
+        organizer_client.post(reverse("question_add", args=[survey.pk]), question_data())
+        question = survey.questions.get()
+        edit = reverse("question_edit", args=[survey.pk, question.pk])
+        html = organizer_client.get(edit).content.decode()
+        assert '<option value="auto" selected>' in html
+        # Say the advisor chose k-RR when the question was saved (it would not today): once the
+        # question has reports, saving it again must keep k-RR.
+        question.mechanism, question.mechanism_params = "krr", {}
+        question.save()
+        chosen, params = question.mechanism, question.mechanism_params
+        make_reports(question, [0, 1, 2], seed=1)
+        assert recommend(10, 0.5, survey.expected_respondents).best.mechanism != chosen
+        response = organizer_client.post(edit, question_data(text="Reworded", epsilon=""))
+        assert response.status_code == 302
+        question.refresh_from_db()
+        assert question.text == "Reworded"
+        assert (question.mechanism, question.mechanism_params) == (chosen, params)
+        assert question.mechanism_chosen_automatically

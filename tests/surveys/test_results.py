@@ -48,7 +48,7 @@ def ldp_estimate_from_reports(question):
     mechanism = randomization.build_mechanism()
     packed = b"".join(bytes(r.packed) for r in Report.objects.filter(randomization=randomization).order_by("pk"))
     tally = mechanism.tally(mechanism.unpack_many(packed))
-    return mechanism, mechanism.estimate(tally), mechanism.consistent_estimate(tally)
+    return mechanism, mechanism.estimate(tally), mechanism.consistent_estimate(tally, "auto")
 
 
 def test_the_tallies_equal_the_stored_reports(survey):
@@ -75,6 +75,11 @@ def test_displayed_estimates_and_intervals_are_ldps(organizer_client, survey, ki
         assert intervals == [(f"{100 * a:.1f}", f"{100 * b:.1f}") for a, b in zip(low, high, strict=True)]
         assert "<svg" in card
         assert "<span data-n>600</span>" in card
+        if kind == "consistent":
+            label = {"norm-sub": "Norm-Sub", "clip": "clipping and rescaling"}[consistent.method]
+            assert f"<span data-adjustment>adjusted by {label} (chosen automatically)</span>" in card
+        else:
+            assert "data-adjustment" not in card
 
 
 def test_the_question_page_shows_its_chart_table_and_parameters(organizer_client, survey):
@@ -150,9 +155,8 @@ class TestExports:
             _, unbiased, consistent = ldp_estimate_from_reports(question)
             rows = [r for r in data["estimates"] if r["question_id"] == question.pk]
             assert [r["unbiased"] for r in rows] == pytest.approx(unbiased.proportions.tolist(), abs=1e-12)
-            assert [r["consistent"] for r in rows] == pytest.approx(
-                unbiased.consistent().proportions.tolist(), abs=1e-12
-            )
+            assert [r["consistent"] for r in rows] == pytest.approx(consistent.proportions.tolist(), abs=1e-12)
+            assert {r["consistent_method"] for r in rows} == {consistent.method}
             assert [r["standard_error"] for r in rows] == pytest.approx(unbiased.standard_errors.tolist(), abs=1e-12)
             assert {r["n"] for r in rows} == {600}
 
