@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS, choose_consistency, score_interval
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS, choose_consistency, score_interval, simultaneous_bands
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
 
 __all__ = ["ESTIMATORS", "estimate_proportions", "maximum_likelihood", "score_interval", "supports_likelihood"]
@@ -91,7 +91,7 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         if estimator == "auto":
             methods = [
                 choose_consistency(
-                    row, lambda f: mechanism.covariance(f, n), score_interval(mechanism.unit_variances, row, n)
+                    row, lambda f: mechanism.covariance(f, n), simultaneous_bands(mechanism.unit_variances, row, n)
                 )
                 for row in result
             ]

@@ -1,7 +1,7 @@
-"""Run the source documents' experiments: python -m ldp.experiments [survey|substitution|central|all].
+"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|adjustment|all].
 
 Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 20 Modips runs;
-coverage of Murmur's bands: 2000);
+coverage of Murmur's bands: 2000; consistency adjustments: 200);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -12,19 +12,23 @@ import argparse
 import time
 from pathlib import Path
 
-from ldp.experiments import central, coverage, substitution, survey
+from ldp.experiments import adjustment, central, coverage, substitution, survey
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "experiment", choices=["survey", "substitution", "central", "coverage", "all"], nargs="?", default="all"
+        "experiment",
+        choices=["survey", "substitution", "central", "coverage", "adjustment", "all"],
+        nargs="?",
+        default="all",
     )
     parser.add_argument("--out", type=Path, default=Path("docs/experiments"))
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    chosen = ["survey", "substitution", "central", "coverage"] if args.experiment == "all" else [args.experiment]
+    everything = ["survey", "substitution", "central", "coverage", "adjustment"]
+    chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
         started = time.perf_counter()
         if name == "survey":
@@ -33,6 +37,8 @@ def main() -> None:
             substitution.run(args.out, repetitions=max(1, substitution.REPETITIONS // scale))
         elif name == "coverage":
             coverage.run(args.out, repetitions=2000 // scale)
+        elif name == "adjustment":
+            print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
         else:
             central.run(args.out, repetitions=central.REPETITIONS // scale, modips_repetitions=max(2, 20 // scale))
         print(f"{name}: {time.perf_counter() - started:.0f} s -> {args.out}")

@@ -146,10 +146,10 @@ def test_cms_hash_family_collides_at_rate_one_over_width():
     assert abs(collisions - expected) < 4 * sd
 
 
-def test_variances_are_the_unit_variances_mixed_by_the_answer_shares(mechanism):
-    # consistent_estimate relies on Var(f_hat) being affine in f on the simplex.
+def test_covariances_are_the_per_answer_covariances_mixed_by_the_answer_shares(mechanism):
+    # covariance() and the score bands rely on Cov(f_hat) being affine in f on the simplex.
     rng = np.random.default_rng(6)
     for f in rng.dirichlet(np.ones(mechanism.k), size=5):
-        np.testing.assert_allclose(
-            mechanism.unit_variances @ f / 700, np.diag(mechanism.covariance(f, 700)), rtol=1e-9, atol=1e-15
-        )
+        direct = mechanism.direct_covariance(f, 700)
+        np.testing.assert_allclose(mechanism.covariance(f, 700), direct, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(mechanism.unit_variances @ f / 700, np.diag(direct), rtol=1e-9, atol=1e-15)

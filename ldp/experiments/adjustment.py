@@ -1,0 +1,152 @@
+"""Which consistency adjustment errs less, and how close the "auto" rule gets (issue 7).
+
+For k-RR and subset selection, k in {5, 20}, n in {500, 1000, 5000}, epsilon in {0.1, 0.5, 1, 2}
+and six answer distributions, R seeded tallies from the mechanisms' exact samplers are estimated
+with clip-and-renormalize, Norm-Sub, and three rules that choose between them per tally
+(:func:`ldp.estimates.choose_consistency`) and differ only in the reference distribution the
+bootstrap is run at:
+
+* ``auto``: the most even distribution inside the simultaneous 95 % score bands (Murmur's rule);
+* ``auto, per-option bands``: the same inside each option's own 95 % band (not simultaneous);
+* ``auto, midpoint``: the midpoint of the Norm-Sub and clipped estimates.
+
+Metric: mean over repetitions of the largest absolute error over the options, and each rule's
+ratio to the better of the two adjustments in that cell (1 = as good as knowing which is better).
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS, Interval, choose_consistency, score_interval, simultaneous_bands
+from ldp.estimators import estimate_proportions
+from ldp.mechanisms import Mechanism, make_mechanism
+
+MECHANISMS = ("subset", "krr")
+OPTIONS = (5, 20)
+SIZES = (500, 1000, 5000)
+EPSILONS = (0.1, 0.5, 1.0, 2.0)
+
+
+def _normalized(weights: np.ndarray) -> np.ndarray:
+    return weights / weights.sum()
+
+
+DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
+    "uniform": lambda k: np.full(k, 1 / k),
+    "near-uniform": lambda k: _normalized(1 + 0.2 * np.linspace(-1, 1, k)),
+    "Zipf(1.1)": lambda k: _normalized(1 / np.arange(1, k + 1) ** 1.1),
+    "geometric(0.7)": lambda k: _normalized(0.7 ** np.arange(k)),
+    "two options 60/40": lambda k: 0.98 * np.r_[0.6, 0.4, np.zeros(k - 2)] + 0.02 / k,
+    "concentrated 90 %": lambda k: np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))],
+}
+
+Reference = Callable[[Mechanism, np.ndarray, int], Interval | None]
+RULES: dict[str, Reference] = {
+    "auto": lambda m, u, n: simultaneous_bands(m.unit_variances, u, n),
+    "auto, per-option bands": lambda m, u, n: score_interval(m.unit_variances, u, n),
+    "auto, midpoint": lambda m, u, n: None,
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    mechanism: str
+    k: int
+    n: int
+    epsilon: float
+    answers: str
+    clip: float
+    norm_sub: float
+    auto: float
+    auto_per_option: float
+    auto_midpoint: float
+
+
+def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions: int, rng: np.random.Generator) -> Row:
+    mechanism = make_mechanism(name, k=k, epsilon=epsilon)
+    counts = rng.multinomial(n, DISTRIBUTIONS[answers](k))
+    truth = counts / n
+    tallies = mechanism.sample_tallies(counts, repetitions, rng=rng)
+    unbiased = estimate_proportions(mechanism, tallies, n, "unbiased")
+    errors = {
+        method: np.abs(adjust(unbiased) - truth).max(axis=1) for method, adjust in CONSISTENCY_ADJUSTMENTS.items()
+    }
+    chosen = {}
+    for rule, reference in RULES.items():
+        picks = [
+            choose_consistency(u, lambda f: mechanism.covariance(f, n), reference(mechanism, u, n)) for u in unbiased
+        ]
+        chosen[rule] = np.mean([errors[p][i] for i, p in enumerate(picks)])
+    return Row(
+        name,
+        k,
+        n,
+        epsilon,
+        answers,
+        float(errors["clip"].mean()),
+        float(errors["norm-sub"].mean()),
+        float(chosen["auto"]),
+        float(chosen["auto, per-option bands"]),
+        float(chosen["auto, midpoint"]),
+    )
+
+
+def summary(rows: list[Row]) -> list[tuple[str, int, dict[str, tuple[float, float]]]]:
+    """Per answer distribution (and overall): each rule's mean and worst ratio to the better adjustment."""
+    groups = {answers: [r for r in rows if r.answers == answers] for answers in DISTRIBUTIONS}
+    groups["all"] = rows
+    result = []
+    for answers, group in groups.items():
+        if not group:
+            continue
+        ratios = {
+            rule: [getattr(r, field) / min(r.clip, r.norm_sub) for r in group]
+            for rule, field in (
+                ("clip", "clip"),
+                ("Norm-Sub", "norm_sub"),
+                ("auto", "auto"),
+                ("auto, per-option bands", "auto_per_option"),
+                ("auto, midpoint", "auto_midpoint"),
+            )
+        }
+        result.append((answers, len(group), {rule: (statistics.mean(v), max(v)) for rule, v in ratios.items()}))
+    return result
+
+
+def markdown(rows: list[Row]) -> str:
+    """The summary as a Markdown table (docs/experiments.md)."""
+    table = summary(rows)
+    rules = list(table[0][2])
+    lines = [
+        "| answers | cells | " + " | ".join(f"{rule}: mean / worst" for rule in rules) + " |",
+        "|---|---:|" + "---:|" * len(rules),
+    ]
+    for answers, cells, ratios in table:
+        lines.append(f"| {answers} | {cells} | " + " | ".join(f"{m:.3f} / {w:.2f}" for m, w in ratios.values()) + " |")
+    return "\n".join(lines)
+
+
+def run(out: Path, repetitions: int = 200, seed: int = 7, grid: dict[str, tuple] | None = None) -> list[Row]:
+    grid = grid or {}
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    rows = [
+        measure(name, k, n, epsilon, answers, repetitions, rng)
+        for name in grid.get("mechanisms", MECHANISMS)
+        for k in grid.get("options", OPTIONS)
+        for n in grid.get("sizes", SIZES)
+        for epsilon in grid.get("epsilons", EPSILONS)
+        for answers in grid.get("answers", DISTRIBUTIONS)
+    ]
+    with (out / "adjustment.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    return rows
