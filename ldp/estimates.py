@@ -39,7 +39,6 @@ __all__ = [
     "Interval",
     "choose_consistency",
     "clip_and_renormalize",
-    "most_even_within",
     "project_onto_simplex",
     "score_interval",
     "simultaneous_bands",
@@ -112,6 +111,7 @@ def choose_consistency(
     covariance: Callable[[np.ndarray], np.ndarray],
     region: Interval | None = None,
     *,
+    reference: np.ndarray | None = None,
     draws: int = 400,
     rng: np.random.Generator | None = None,
 ) -> ConsistencyMethod:
@@ -126,17 +126,16 @@ def choose_consistency(
 
         risk(g) = E max_v |g(f*)_v - f0_v|,   f* ~ N(f0, Sigma(f0)),
 
-    with Sigma the unbiased estimate's analytic covariance (``covariance(f)``) and f0 the most
-    even distribution inside ``region`` (:func:`most_even_within`), normally the simultaneous
-    95 % bands (:func:`simultaneous_bands`): Norm-Sub is chosen when it is expected to err less
-    even were the answers as spread out as the data allow. Scoring at a fitted answer instead
-    tilts the choice: at low epsilon Norm-Sub's answer is sparse by construction and then favours
-    Norm-Sub, which costs up to 8 % on evenly spread answers; per-option bands (not simultaneous)
-    have the same effect with many options, as some of k options look like 0 by chance
-    (``python -m ldp.experiments adjustment``, docs/experiments.md). Without a region, or when
-    no distribution fits inside it, f0 is the midpoint of the two candidates. Ties go to
-    Norm-Sub. Without ``rng`` the draws are seeded by the estimate itself, so the same tally
-    always gets the same answer.
+    with Sigma the unbiased estimate's analytic covariance (``covariance(f)``) and the reference
+    answers f0 chosen as follows. If evenly spread answers (1/k each) lie inside ``region``,
+    normally the simultaneous 95 % bands (:func:`simultaneous_bands`), the data cannot tell the
+    answers from evenly spread ones and f0 = 1/k; otherwise f0 is the midpoint of the two
+    candidates, (Norm-Sub(f_hat) + clip(f_hat)) / 2. (The midpoint alone costs up to 8 % on
+    evenly spread answers at small n and epsilon, where Norm-Sub's answer is sparse by
+    construction; the most even distribution inside the bands, always, costs up to 93 % on
+    concentrated answers: ``python -m ldp.experiments adjustment``, docs/experiments.md.)
+    ``reference`` overrides f0. Ties go to Norm-Sub. Without ``rng`` the draws are seeded by the
+    estimate itself, so the same tally always gets the same answer.
 
     >>> from ldp import make_mechanism
     >>> m = make_mechanism("krr", k=4, epsilon=1.0)
@@ -146,9 +145,12 @@ def choose_consistency(
     'clip'
     """
     u = np.asarray(unbiased, dtype=float)
-    reference = most_even_within(region) if region is not None else None
     if reference is None:
-        reference = (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
+        even = np.full(u.size, 1.0 / u.size)
+        if region is not None and np.all(region.low <= even) and np.all(even <= region.high):
+            reference = even
+        else:
+            reference = (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
     if rng is None:
         rng = np.random.default_rng(zlib.crc32(u.tobytes()))
     eigenvalues, eigenvectors = np.linalg.eigh(covariance(reference))
@@ -167,32 +169,6 @@ def simultaneous_bands(unit_variances: np.ndarray, unbiased: np.ndarray, n: int,
     Each option's band is :func:`score_interval` at level 1 - (1 - level) / k.
     """
     return score_interval(unit_variances, unbiased, n, level=1 - (1 - level) / unbiased.size)
-
-
-def most_even_within(bands: Interval) -> np.ndarray | None:
-    """The distribution closest to uniform (Euclidean) with every share inside its band, or None.
-
-    Minimizing sum (f_v - 1/k)^2 subject to low <= f <= high and sum f = 1 gives
-    f_v = min(max(1/k + mu, low_v), high_v) for the one mu that makes the shares sum to 1
-    (the sum is continuous and non-decreasing in mu); found by bisection.
-
-    >>> most_even_within(Interval(np.array([0.5, 0.0, 0.0]), np.array([0.9, 0.4, 0.1]))).round(6).tolist()
-    [0.5, 0.4, 0.1]
-    >>> most_even_within(Interval(np.array([0.6, 0.6]), np.array([0.9, 0.9]))) is None
-    True
-    """
-    low, high = np.asarray(bands.low, dtype=float), np.asarray(bands.high, dtype=float)
-    if low.sum() > 1 + 1e-12 or high.sum() < 1 - 1e-12:
-        return None
-    k = low.size
-    below, above = -1.0, 1.0  # 1/k + mu then lies below every low and above every high
-    for _ in range(100):
-        mu = (below + above) / 2
-        if np.clip(1 / k + mu, low, high).sum() < 1:
-            below = mu
-        else:
-            above = mu
-    return np.clip(1 / k + (below + above) / 2, low, high)
 
 
 @dataclass(frozen=True, eq=False)

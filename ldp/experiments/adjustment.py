@@ -6,9 +6,10 @@ with clip-and-renormalize, Norm-Sub, and three rules that choose between them pe
 (:func:`ldp.estimates.choose_consistency`) and differ only in the reference distribution the
 bootstrap is run at:
 
-* ``auto``: the most even distribution inside the simultaneous 95 % score bands (Murmur's rule);
-* ``auto, per-option bands``: the same inside each option's own 95 % band (not simultaneous);
-* ``auto, midpoint``: the midpoint of the Norm-Sub and clipped estimates.
+* ``auto``: Murmur's rule: evenly spread answers if they lie inside the simultaneous 95 % score
+  bands, else the midpoint of the Norm-Sub and clipped estimates;
+* ``auto, most even``: always the most even distribution inside the simultaneous bands;
+* ``auto, midpoint``: always the midpoint.
 
 Metric: mean over repetitions of the largest absolute error over the options, and each rule's
 ratio to the better of the two adjustments in that cell (1 = as good as knowing which is better).
@@ -24,7 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS, Interval, choose_consistency, score_interval, simultaneous_bands
+from ldp.estimates import (
+    CONSISTENCY_ADJUSTMENTS,
+    Interval,
+    choose_consistency,
+    clip_and_renormalize,
+    project_onto_simplex,
+    simultaneous_bands,
+)
 from ldp.estimators import estimate_proportions
 from ldp.mechanisms import Mechanism, make_mechanism
 
@@ -47,12 +55,38 @@ DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
     "concentrated 90 %": lambda k: np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))],
 }
 
-Reference = Callable[[Mechanism, np.ndarray, int], Interval | None]
+Reference = Callable[[Mechanism, np.ndarray, int], np.ndarray | None]
 RULES: dict[str, Reference] = {
-    "auto": lambda m, u, n: simultaneous_bands(m.unit_variances, u, n),
-    "auto, per-option bands": lambda m, u, n: score_interval(m.unit_variances, u, n),
-    "auto, midpoint": lambda m, u, n: None,
+    "auto": lambda m, u, n: None,
+    "auto, most even": lambda m, u, n: most_even_within(simultaneous_bands(m.unit_variances, u, n)),
+    "auto, midpoint": lambda m, u, n: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2,
 }
+
+
+def most_even_within(bands: Interval) -> np.ndarray | None:
+    """The distribution closest to uniform (Euclidean) with every share inside its band, or None.
+
+    Minimizing sum (f_v - 1/k)^2 subject to low <= f <= high and sum f = 1 gives
+    f_v = min(max(1/k + mu, low_v), high_v) for the one mu that makes the shares sum to 1
+    (the sum is continuous and non-decreasing in mu); found by bisection.
+
+    >>> most_even_within(Interval(np.array([0.5, 0.0, 0.0]), np.array([0.9, 0.4, 0.1]))).round(6).tolist()
+    [0.5, 0.4, 0.1]
+    >>> most_even_within(Interval(np.array([0.6, 0.6]), np.array([0.9, 0.9]))) is None
+    True
+    """
+    low, high = np.asarray(bands.low, dtype=float), np.asarray(bands.high, dtype=float)
+    if low.sum() > 1 + 1e-12 or high.sum() < 1 - 1e-12:
+        return None
+    k = low.size
+    below, above = -1.0, 1.0  # 1/k + mu then lies below every low and above every high
+    for _ in range(100):
+        mu = (below + above) / 2
+        if np.clip(1 / k + mu, low, high).sum() < 1:
+            below = mu
+        else:
+            above = mu
+    return np.clip(1 / k + (below + above) / 2, low, high)
 
 
 @dataclass(frozen=True)
@@ -65,7 +99,7 @@ class Row:
     clip: float
     norm_sub: float
     auto: float
-    auto_per_option: float
+    auto_most_even: float
     auto_midpoint: float
 
 
@@ -81,7 +115,13 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     chosen = {}
     for rule, reference in RULES.items():
         picks = [
-            choose_consistency(u, lambda f: mechanism.covariance(f, n), reference(mechanism, u, n)) for u in unbiased
+            choose_consistency(
+                u,
+                lambda f: mechanism.covariance(f, n),
+                simultaneous_bands(mechanism.unit_variances, u, n),
+                reference=reference(mechanism, u, n),
+            )
+            for u in unbiased
         ]
         chosen[rule] = np.mean([errors[p][i] for i, p in enumerate(picks)])
     return Row(
@@ -93,7 +133,7 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         float(errors["clip"].mean()),
         float(errors["norm-sub"].mean()),
         float(chosen["auto"]),
-        float(chosen["auto, per-option bands"]),
+        float(chosen["auto, most even"]),
         float(chosen["auto, midpoint"]),
     )
 
@@ -112,7 +152,7 @@ def summary(rows: list[Row]) -> list[tuple[str, int, dict[str, tuple[float, floa
                 ("clip", "clip"),
                 ("Norm-Sub", "norm_sub"),
                 ("auto", "auto"),
-                ("auto, per-option bands", "auto_per_option"),
+                ("auto, most even", "auto_most_even"),
                 ("auto, midpoint", "auto_midpoint"),
             )
         }

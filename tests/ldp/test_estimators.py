@@ -7,7 +7,6 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ldp import Tally, make_mechanism
-from ldp.estimates import Interval, most_even_within
 from ldp.estimators import estimate_proportions, maximum_likelihood, supports_likelihood
 
 
@@ -99,26 +98,6 @@ def test_the_auto_choice_is_reproducible_and_needs_no_seed():
     again = mechanism.consistent_estimate(tally, "auto")
     assert again.method == first.method
     assert_allclose(again.proportions, mechanism.consistent_estimate(tally, first.method).proportions)
-
-
-def test_most_even_within_bands_is_the_closest_distribution_to_uniform_inside_them():
-    rng = np.random.default_rng(8)
-    for _ in range(50):
-        low = rng.uniform(0, 0.2, size=6)
-        high = low + rng.uniform(0, 0.5, size=6)
-        f = most_even_within(Interval(low, high))
-        if f is None:
-            assert low.sum() > 1 or high.sum() < 1
-            continue
-        assert f.sum() == pytest.approx(1.0) and np.all(f >= low - 1e-12) and np.all(f <= high + 1e-12)
-        # Any feasible move along the simplex (+t on one share, -t on another) moves away from uniform.
-        for i in range(6):
-            for j in range(6):
-                if i != j and f[i] + 1e-3 <= high[i] and f[j] - 1e-3 >= low[j]:
-                    moved = f.copy()
-                    moved[i] += 1e-3
-                    moved[j] -= 1e-3
-                    assert np.sum((moved - 1 / 6) ** 2) >= np.sum((f - 1 / 6) ** 2) - 1e-12
 
 
 @pytest.mark.statistical
