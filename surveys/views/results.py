@@ -63,6 +63,10 @@ def over_time(survey: Survey) -> tuple[int, str]:
 
 
 def dashboard_context(survey: Survey, kind: str) -> dict[str, Any]:
+    # The signature is read before the data it stands for: a submission that commits in between
+    # makes the page newer than its signature, so the next poll re-renders instead of answering
+    # 204 forever over a stale page.
+    signature = tally_signature(survey)
     responses, responses_chart = over_time(survey)
     return {
         "survey": survey,
@@ -70,7 +74,7 @@ def dashboard_context(survey: Survey, kind: str) -> dict[str, Any]:
         "cards": [result_view(r, kind) for r in stored.survey_results(survey)],
         "responses": responses,
         "responses_chart": responses_chart,
-        "signature": tally_signature(survey),
+        "signature": signature,
         "live": survey.status == Survey.Status.OPEN,
         "poll_seconds": settings.RESULTS_POLL_SECONDS,
     }
@@ -95,14 +99,15 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind = estimate_kind(request)
+    signature = tally_signature(survey)  # before the data: see dashboard_context
+    if request.htmx and request.GET.get("since") == signature:
+        return HttpResponse(status=204)
     result = question_result(question)
     card = result_view(result, kind) if result is not None else {"question": question, "result": None}
-    context = {"survey": survey, "kind": kind, "card": card, "signature": tally_signature(survey)}
+    context = {"survey": survey, "kind": kind, "card": card, "signature": signature}
     context["live"] = survey.status == Survey.Status.OPEN
     context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
     if request.htmx:
-        if request.GET.get("since") == context["signature"]:
-            return HttpResponse(status=204)
         return render(request, "surveys/question_results.html#question-body", context)
     return render(request, "surveys/question_results.html", context)
 

@@ -136,6 +136,35 @@ class TestLive:
         assert "<html" not in html
         assert "<span data-n>602</span>" in html
 
+    @pytest.mark.parametrize("page", ["survey", "question"])
+    def test_a_submission_during_a_render_is_shown_by_the_next_poll(self, organizer_client, survey, monkeypatch, page):
+        # A submission that commits while a page is being built must not leave the page with a
+        # signature newer than its data: the next poll would then answer 204 forever.
+        from surveys.views import results as views
+
+        question = survey.questions.first()
+        url = (
+            reverse("survey_results", args=[survey.pk])
+            if page == "survey"
+            else reverse("question_results", args=[survey.pk, question.pk])
+        )
+        original = views.question_result if page == "question" else views.stored.survey_results
+
+        def with_a_submission_first(*args):
+            make_reports(question, [1], seed=9)
+            monkeypatch.undo()
+            return original(*args)
+
+        target = views if page == "question" else views.stored
+        name = "question_result" if page == "question" else "survey_results"
+        monkeypatch.setattr(target, name, with_a_submission_first)
+        html = organizer_client.get(url).content.decode()
+        signature = re.search(r"since=([^\"&]+)", html).group(1)
+        assert "<span data-n>601</span>" in html  # the page shows the new report ...
+        poll = organizer_client.get(url, {"since": signature}, HTTP_HX_REQUEST="true")
+        assert poll.status_code == 200  # ... and its signature is older, so the next poll renders
+        assert organizer_client.get(url, {"since": "x"}, HTTP_HX_REQUEST="true").status_code == 200
+
     def test_a_closed_survey_does_not_poll(self, organizer_client, survey):
         actions.do_close_survey(survey)
         html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
