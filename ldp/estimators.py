@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS, choose_consistency, score_interval, simultaneous_bands
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS, score_interval
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
 
 __all__ = ["ESTIMATORS", "estimate_proportions", "maximum_likelihood", "score_interval", "supports_likelihood"]
@@ -89,12 +89,7 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
     else:
         result = mechanism.observed_mean(Tally(n, rows)) @ np.linalg.inv(mechanism.response_matrix).T
         if estimator == "auto":
-            methods = [
-                choose_consistency(
-                    row, lambda f: mechanism.covariance(f, n), simultaneous_bands(mechanism.unit_variances, row, n)
-                )
-                for row in result
-            ]
+            methods = [mechanism.automatic_consistency(row, n) for row in result]
             result = np.array([CONSISTENCY_ADJUSTMENTS[m](row) for m, row in zip(methods, result, strict=True)])
         elif estimator != "unbiased":
             result = CONSISTENCY_ADJUSTMENTS[estimator](result)

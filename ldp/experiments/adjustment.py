@@ -34,7 +34,7 @@ from ldp.estimates import (
     simultaneous_bands,
 )
 from ldp.estimators import estimate_proportions
-from ldp.mechanisms import Mechanism, make_mechanism
+from ldp.mechanisms import make_mechanism
 
 MECHANISMS = ("subset", "krr")
 OPTIONS = (5, 20)
@@ -55,11 +55,13 @@ DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
     "concentrated 90 %": lambda k: np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))],
 }
 
-Reference = Callable[[Mechanism, np.ndarray, int], np.ndarray | None]
+#: Each rule's reference answers f0, from the tally's unbiased estimate and simultaneous bands
+#: (None: choose_consistency's own rule).
+Reference = Callable[[np.ndarray, Interval], np.ndarray | None]
 RULES: dict[str, Reference] = {
-    "auto": lambda m, u, n: None,
-    "auto, most even": lambda m, u, n: most_even_within(simultaneous_bands(m.unit_variances, u, n)),
-    "auto, midpoint": lambda m, u, n: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2,
+    "auto": lambda u, region: None,
+    "auto, most even": lambda u, region: most_even_within(region),
+    "auto, midpoint": lambda u, region: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2,
 }
 
 
@@ -112,16 +114,12 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     errors = {
         method: np.abs(adjust(unbiased) - truth).max(axis=1) for method, adjust in CONSISTENCY_ADJUSTMENTS.items()
     }
+    regions = [simultaneous_bands(mechanism.unit_variances, u, n) for u in unbiased]
     chosen = {}
     for rule, reference in RULES.items():
         picks = [
-            choose_consistency(
-                u,
-                lambda f: mechanism.covariance(f, n),
-                simultaneous_bands(mechanism.unit_variances, u, n),
-                reference=reference(mechanism, u, n),
-            )
-            for u in unbiased
+            choose_consistency(u, lambda f: mechanism.covariance(f, n), region, reference=reference(u, region))
+            for u, region in zip(unbiased, regions, strict=True)
         ]
         chosen[rule] = np.mean([errors[p][i] for i, p in enumerate(picks)])
     return Row(

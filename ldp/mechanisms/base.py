@@ -275,9 +275,17 @@ class Mechanism(ABC):
         unbiased = self.estimate(tally)
         bands = score_interval(self.unit_variances, unbiased.proportions, tally.n)
         if method == "auto":
-            region = simultaneous_bands(self.unit_variances, unbiased.proportions, tally.n)
-            method = choose_consistency(unbiased.proportions, lambda f: self.covariance(f, tally.n), region)
+            method = self.automatic_consistency(unbiased.proportions, tally.n)
         return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
+
+    def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
+        """The adjustment "auto" applies to this unbiased estimate from n reports.
+
+        :func:`~ldp.estimates.choose_consistency` with this mechanism's covariance and the
+        estimate's simultaneous 95 % bands.
+        """
+        region = simultaneous_bands(self.unit_variances, unbiased, n)
+        return choose_consistency(unbiased, lambda f: self.covariance(f, n), region)
 
     @cached_property
     def unit_variances(self) -> np.ndarray:
