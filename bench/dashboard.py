@@ -44,12 +44,13 @@ QUESTIONS = [
 
 def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
     """Create the survey and load the responses; return (survey id, question ids, session cookie)."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
     from django.test import Client
 
-    from surveys import actions
-    from surveys.models import HourlyResponses, Survey, Tally
+    from surveys import actions, tallies
+    from surveys.models import Survey
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
@@ -72,28 +73,29 @@ def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
     start = datetime(2026, 11, 1, tzinfo=UTC)
     hours = (np.arange(responses) * 24 * 14) // responses  # spread over two weeks
     started = time.perf_counter()
+    shards = rng.integers(0, settings.TALLY_SHARDS, size=responses)  # each submission's random shard
     with transaction.atomic(), connection.connection.cursor() as cursor:
-        cursor.execute("SELECT COALESCE(MAX(id), 0) FROM surveys_submission")
-        first = cursor.fetchone()[0] + 1
-        ids = np.arange(first, first + responses)
+        ids = rng.choice(2**62, size=responses, replace=False) + 2**32  # random ids, as the app makes them
         with cursor.copy("COPY surveys_submission (id, survey_id, received_hour) FROM STDIN") as copy:
             for submission_id, hour in zip(ids.tolist(), hours.tolist(), strict=True):
                 copy.write_row((submission_id, survey.pk, start + timedelta(hours=hour)))
-        cursor.execute("SELECT setval(pg_get_serial_sequence('surveys_submission', 'id'), %s)", [int(ids[-1])])
-        for hour, count in zip(*np.unique(hours, return_counts=True), strict=True):
-            HourlyResponses.objects.create(survey=survey, hour=start + timedelta(hours=int(hour)), count=int(count))
+        for (hour, shard), count in zip(*np.unique(np.c_[hours, shards], axis=0, return_counts=True), strict=True):
+            tallies.count_responses(survey, start + timedelta(hours=int(hour)), int(count), int(shard))
         for question in survey.questions.all():
             randomization = question.current_randomization()
             mechanism = randomization.build_mechanism()
             truth = rng.integers(0, question.k, size=responses)
             packed = mechanism.randomize(truth, rng=rng)
+            report_ids = rng.choice(2**62, size=responses, replace=False) + 2**32
             with cursor.copy(
-                "COPY surveys_report (submission_id, question_id, randomization_id, packed) FROM STDIN"
+                "COPY surveys_report (id, submission_id, question_id, randomization_id, packed) FROM STDIN"
             ) as copy:
-                for submission_id, row in zip(ids.tolist(), packed, strict=True):
-                    copy.write_row((submission_id, question.pk, randomization.pk, row.tobytes()))
-            tally = mechanism.tally(packed)
-            Tally.objects.filter(randomization=randomization).update(n=tally.n, counts=tally.counts.tolist())
+                for report_id, submission_id, row in zip(report_ids.tolist(), ids.tolist(), packed, strict=True):
+                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row.tobytes()))
+            rows = []
+            for shard in range(settings.TALLY_SHARDS):
+                rows.extend(tallies.tally_rows(randomization, [packed[shards == shard].tobytes()], shard))
+            tallies.add_rows(rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(f"loaded {responses:,} responses x {len(QUESTIONS)} questions in {time.perf_counter() - started:.0f} s")

@@ -125,14 +125,16 @@ def main() -> None:
             thread.join()
         elapsed = time.perf_counter() - started
 
-    from surveys.models import Report, Submission, Tally
+    from surveys.models import Randomization, Report, Submission
+    from surveys.tallies import read_tallies
 
     accepted = sum(1 for status, _, _ in results if status == 201)
     latencies = [1000 * seconds for status, seconds, _ in results if status == 201]
     page_latencies = [1000 * page for _, _, page in results]
     stored_submissions = Submission.objects.count()
     stored_reports = Report.objects.count()
-    tallied = sorted(Tally.objects.values_list("n", flat=True))
+    in_force = Randomization.objects.filter(retired=False)
+    tallied = sorted(t.n for t in read_tallies(in_force).values())
     lost = accepted * len(mechanisms) - stored_reports
     print(
         f"{len(results):,} submissions by {args.concurrency} concurrent respondents, gunicorn {args.workers} workers, "

@@ -125,6 +125,10 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Shards of every tally and hourly counter: a submission adds to one at random, so concurrent
+# respondents rarely wait on the same row; readers sum them (docs/deployment.md).
+TALLY_SHARDS = envint("TALLY_SHARDS", "16")
+
 # How often an open survey's results page asks for new numbers (a cheap 204 when nothing changed).
 RESULTS_POLL_SECONDS = envint("RESULTS_POLL_SECONDS", "5")
 

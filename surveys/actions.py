@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys.models import Question, Randomization, Survey, Tally
+from surveys.models import Question, Randomization, Report, Survey
 
 
 class LifecycleError(Exception):
@@ -85,18 +85,29 @@ def _renumber(survey: Survey, questions: list[Question] | None = None) -> None:
 
 
 def sync_randomization(question: Question) -> Randomization:
-    """The randomization for the question's current parameters, creating a new version if needed."""
+    """The randomization for the question's current parameters, creating a new version if needed.
+
+    Call inside a transaction. A new version retires the one in force, which must have no reports:
+    it is locked ``FOR UPDATE`` first, which waits for every submission in flight to it (they hold
+    ``FOR KEY SHARE``, see :func:`surveys.submissions.lock_randomizations`), and the reports are
+    counted only then, so a report accepted a moment ago refuses the edit instead of being stranded
+    under a retired version.
+    """
     current = question.current_randomization()
     if current is not None:
         return current
+    in_force = list(Randomization.objects.select_for_update().filter(question=question, retired=False))
+    if Report.objects.filter(randomization__in=in_force).exists():
+        raise LifecycleError(
+            _("“%(text)s” has received reports, so its randomization can no longer change. Reload the page.")
+            % {"text": question.text}
+        )
+    Randomization.objects.filter(pk__in=[r.pk for r in in_force]).update(retired=True)
     last = question.randomizations.aggregate(last=Max("version"))["last"] or 0
     mechanism, k, epsilon, params = question.randomization_key()
-    randomization = Randomization.objects.create(
+    return Randomization.objects.create(
         question=question, version=last + 1, mechanism=mechanism, k=k, epsilon=epsilon, params=params
     )
-    empty = randomization.build_mechanism().empty_tally()
-    Tally.objects.create(randomization=randomization, n=0, counts=empty.counts.tolist())
-    return randomization
 
 
 def open_problems(survey: Survey) -> list[str]:

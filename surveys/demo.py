@@ -75,6 +75,7 @@ def load_demo() -> tuple[Survey, bool]:
     return survey, True
 
 
+@transaction.atomic
 def simulate_responses(survey: Survey, respondents: int, seed: int) -> None:
     """Store reports of simulated respondents, randomized exactly as their browsers would."""
     rng = np.random.default_rng(seed)

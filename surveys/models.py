@@ -12,7 +12,6 @@ import secrets
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -43,6 +42,19 @@ def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -
 def hour_now() -> Any:
     """The current time, truncated to the hour."""
     return timezone.now().replace(minute=0, second=0, microsecond=0)
+
+
+#: Smallest random id: above every id an autoincrement ever gave, so re-keyed rows cannot collide.
+RANDOM_ID_FLOOR = 2**32
+
+
+def random_id() -> int:
+    """A random 63-bit primary key: ids carry no arrival order (issue 12).
+
+    Collisions are vanishingly rare (2^-63 per pair) and, if one ever happens, the unique primary
+    key refuses the row and the transaction rolls back whole.
+    """
+    return RANDOM_ID_FLOOR + secrets.randbelow(2**63 - RANDOM_ID_FLOOR)
 
 
 def new_slug() -> str:
@@ -174,8 +186,8 @@ class Question(models.Model):
         return self.reports.exists()
 
     def current_randomization(self) -> Randomization | None:
-        """The newest randomization, if it matches the current parameters."""
-        latest = self.randomizations.order_by("-version").first()
+        """The randomization in force (not retired), if it matches the current parameters."""
+        latest = self.randomizations.filter(retired=False).order_by("-version").first()
         if latest is not None and latest.key() == self.randomization_key():
             return latest
         return None
@@ -186,6 +198,9 @@ class Randomization(models.Model):
 
     Respondents' browsers randomize with the client spec of a randomization and send its
     version back with each report; a report is stored against the randomization it names.
+    A question has at most one randomization in force; editing its parameters *retires* it (under
+    a row lock that every submission to it shares, see ``surveys.submissions``), and a retired
+    randomization accepts no more reports.
     """
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="randomizations")
@@ -194,6 +209,7 @@ class Randomization(models.Model):
     k = models.PositiveSmallIntegerField()
     epsilon = models.FloatField()
     params = models.JSONField(default=dict)
+    retired = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -216,8 +232,10 @@ class Submission(models.Model):
     ``received_hour`` is the arrival time truncated to the hour (enough for a responses-over-time
     chart, too coarse to match a submission against an access log). ``nonce`` is the random
     one-time token of the answer page the reports came from; it makes a replayed request fail.
+    The id is random (:func:`random_id`), so ids do not order submissions by arrival either.
     """
 
+    id = models.BigIntegerField(primary_key=True, default=random_id, editable=False)
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="submissions")
     received_hour = models.DateTimeField(default=hour_now, db_index=True)
     nonce = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
@@ -227,23 +245,31 @@ class Submission(models.Model):
 
 
 class HourlyResponses(models.Model):
-    """How many submissions a survey received in one hour; incremented with each submission."""
+    """How many submissions a survey received in one hour, in one of several shards.
+
+    A submission adds 1 to the counter of its hour in a randomly chosen shard (an upsert), so
+    concurrent respondents rarely wait on the same row; the hour's count is the sum of its shards.
+    """
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="hourly_responses")
     hour = models.DateTimeField()
+    shard = models.PositiveSmallIntegerField(default=0)
     count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["survey", "hour"]
-        constraints = [models.UniqueConstraint(fields=["survey", "hour"], name="one_counter_per_survey_hour")]
+        ordering = ["survey", "hour", "shard"]
+        constraints = [
+            models.UniqueConstraint(fields=["survey", "hour", "shard"], name="one_counter_per_survey_hour_shard")
+        ]
 
     def __str__(self) -> str:
-        return f"{self.survey} @ {self.hour}: {self.count}"
+        return f"{self.survey} @ {self.hour} [{self.shard}]: {self.count}"
 
 
 class Report(models.Model):
-    """One randomized report, packed as ldp's ``parse_report`` returns it."""
+    """One randomized report, packed as ldp's ``parse_report`` returns it (random id: no order)."""
 
+    id = models.BigIntegerField(primary_key=True, default=random_id, editable=False)
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reports")
     question = models.ForeignKey(Question, on_delete=models.RESTRICT, related_name="reports")
     randomization = models.ForeignKey(Randomization, on_delete=models.RESTRICT, related_name="reports")
@@ -256,19 +282,25 @@ class Report(models.Model):
         return f"report {self.pk}"
 
 
-class Tally(models.Model):
-    """Running sufficient statistics of one randomization's reports (ldp's ``Tally``).
+class TallyCell(models.Model):
+    """One cell of one shard of a randomization's running sufficient statistics.
 
-    Updated in the same transaction as the reports it counts, under a row lock, so it always
-    equals the tally of the stored reports; results read it in O(number of options).
+    A randomization's tally (ldp's ``Tally``: the number of reports n and integer counts) is the
+    sum over shards of its cells: ``cell`` indexes the mechanism's counts, and :data:`N_CELL`
+    holds n. A submission adds its reports' counts to the cells of one randomly chosen shard with
+    one ``INSERT ... ON CONFLICT DO UPDATE`` in its own transaction, so tallies are always exactly
+    the sums of the stored reports, concurrent respondents rarely touch the same row, and results
+    read O(cells x shards) rows, never the reports. The key is the cell itself (no autoincrement
+    id that would order the cells' first reports).
     """
 
-    randomization = models.OneToOneField(Randomization, on_delete=models.CASCADE, related_name="tally")
-    n = models.BigIntegerField(default=0)
-    counts = models.JSONField(default=list)
+    N_CELL = -1
+
+    pk = models.CompositePrimaryKey("randomization", "shard", "cell")
+    randomization = models.ForeignKey(Randomization, on_delete=models.CASCADE, related_name="cells")
+    shard = models.PositiveSmallIntegerField()
+    cell = models.IntegerField()
+    count = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
-        return f"tally of {self.randomization}"
-
-    def as_ldp(self) -> ldp.Tally:
-        return ldp.Tally(self.n, np.asarray(self.counts, dtype=np.int64))
+        return f"{self.randomization} [{self.shard}, {self.cell}] = {self.count}"

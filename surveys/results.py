@@ -1,28 +1,51 @@
 """Stored reports -> ldp estimates, for the dashboard and the exports.
 
-Results are computed from each randomization's running tally, never by scanning reports: the
-cost of a question's results is O(number of options), whatever the number of responses.
+Results are computed from each randomization's tally, summed over its shards in the database
+(``surveys.tallies``), never by scanning reports: a question's results cost O(cells x shards).
+Every randomization that holds reports is shown, so no accepted report is ever left out; the
+estimates of a (randomization, tally) pair are computed once and then served from Django's cache
+(:func:`cached_estimates`), keyed by the tally's digest, which changes with every new report.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from django.core.cache import cache
 from django.utils.translation import gettext_lazy as _
 
+import ldp
 from ldp.advisor import expected_half_width
 from ldp.estimates import FrequencyEstimate
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
-from surveys.models import Question, Randomization, Survey, Tally
+from surveys import tallies
+from surveys.models import Question, Randomization, Survey
 
 EstimateKind = Literal["consistent", "unbiased"]
 ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
 
 #: Below this many reports, or while the expected error exceeds an even share, no estimate is shown.
 MIN_REPORTS = 10
+
+#: Bump when the estimators change, so cached estimates from older code are not served.
+ESTIMATES_VERSION = 1
+#: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
+CACHE_SECONDS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """What a tally yields; computed once per (randomization, tally digest) and cached."""
+
+    unbiased: FrequencyEstimate | None
+    consistent: FrequencyEstimate | None
+    expected_half_width: float | None
+    """Expected 95 % half-width at the current n (evenly spread answers); None before any report."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +59,18 @@ class QuestionResult:
     unbiased: FrequencyEstimate | None
     consistent: FrequencyEstimate | None
     expected_half_width: float | None
-    """Expected 95 % half-width at the current n (evenly spread answers); None before any report."""
+    digest: str = ""
+    """The tally's digest: the results of this randomization change exactly when it does."""
+    earlier: bool = False
+    """Reports of an earlier version of the question's randomization (shown beside the newest)."""
 
     @property
     def raw_count_label(self) -> str:
         return str(RAW_COUNT_LABELS[self.mechanism.name])
+
+    @property
+    def mechanism_label(self) -> str:
+        return str(Question.MechanismName(self.randomization.mechanism).label)
 
     @property
     def enough(self) -> bool:
@@ -98,45 +128,104 @@ def raw_counts(mechanism: Mechanism, counts: np.ndarray) -> np.ndarray:
     return counts
 
 
-def reporting_randomization(question: Question) -> tuple[Randomization, Tally] | None:
-    """The randomization whose reports the results show: the newest that has any, else the newest.
-
-    A question's randomization is frozen once it has reports, so at most one version has them.
-    """
-    tallies = sorted(
-        Tally.objects.filter(randomization__question=question).select_related("randomization"),
-        key=lambda t: (t.n > 0, t.randomization.version),
+def compute_estimates(mechanism: Mechanism, tally: ldp.Tally) -> Estimates:
+    if not tally.n:
+        return Estimates(None, None, None)
+    return Estimates(
+        unbiased=mechanism.estimate(tally),
+        consistent=mechanism.consistent_estimate(tally, "auto"),
+        expected_half_width=expected_half_width(mechanism, tally.n),
     )
-    if not tallies:
-        return None
-    return tallies[-1].randomization, tallies[-1]
 
 
-def question_result(question: Question) -> QuestionResult | None:
-    found = reporting_randomization(question)
-    if found is None:
-        return None
-    randomization, tally = found
-    mechanism = randomization.build_mechanism()
-    ldp_tally = tally.as_ldp()
-    unbiased = mechanism.estimate(ldp_tally) if ldp_tally.n else None
-    return QuestionResult(
-        question=question,
-        randomization=randomization,
-        mechanism=mechanism,
-        n=ldp_tally.n,
-        raw_counts=raw_counts(mechanism, ldp_tally.counts),
-        unbiased=unbiased,
-        consistent=mechanism.consistent_estimate(ldp_tally, "auto") if unbiased is not None else None,
-        expected_half_width=expected_half_width(mechanism, ldp_tally.n) if ldp_tally.n else None,
-    )
+def cached_estimates(randomization: Randomization, tally: ldp.Tally, digest: str) -> Estimates:
+    """:func:`compute_estimates`, once per (randomization, tally) across requests and processes."""
+    key = f"murmur:estimates:{ESTIMATES_VERSION}:{randomization_digest(randomization)}:{digest}"
+    estimates = cache.get(key)
+    if estimates is None:
+        estimates = compute_estimates(randomization.build_mechanism(), tally)
+        cache.set(key, estimates, CACHE_SECONDS)
+    return estimates
+
+
+def randomization_digest(randomization: Randomization) -> str:
+    """Names a randomization by id *and* parameters, so a reused id can never meet a stale entry."""
+    material = json.dumps([randomization.pk, *randomization.key()], sort_keys=True)
+    return hashlib.blake2b(material.encode(), digest_size=8).hexdigest()
+
+
+@dataclass
+class SurveyState:
+    """A survey's questions, every randomization and its tally, read in a fixed number of queries."""
+
+    survey: Survey
+    questions: list[Question]
+    randomizations: dict[int, list[Randomization]]
+    """Per question id, its randomizations, newest first."""
+    tallies: dict[int, ldp.Tally]
+    digests: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, survey: Survey, questions: list[Question] | None = None) -> SurveyState:
+        questions = list(survey.questions.all()) if questions is None else questions
+        by_question: dict[int, list[Randomization]] = {q.pk: [] for q in questions}
+        rows = Randomization.objects.filter(question__in=questions).order_by("question_id", "-version")
+        for randomization in rows:
+            by_question[randomization.question_id].append(randomization)
+        read = tallies.read_tallies(r for versions in by_question.values() for r in versions)
+        digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
+        return cls(survey, questions, by_question, read, digests)
+
+    @property
+    def signature(self) -> str:
+        """Changes whenever any of the survey's tallies does (for polling and ETags)."""
+        digest = hashlib.blake2b(digest_size=8)
+        for pk in sorted(self.digests):
+            digest.update(f"{pk}:{self.digests[pk]};".encode())
+        return digest.hexdigest()
+
+    @property
+    def reports(self) -> int:
+        """Reports stored for the survey, over every question and version."""
+        return sum(t.n for t in self.tallies.values())
+
+    def results(self, question: Question) -> list[QuestionResult]:
+        """The question's results: every version that holds reports, newest first.
+
+        A question's randomization is frozen once it has reports, so normally one version holds
+        them all; should several ever hold reports, each is estimated and shown on its own (their
+        reports were randomized differently and cannot be pooled into one tally). With no reports
+        at all, the newest version is shown, empty.
+        """
+        versions = self.randomizations.get(question.pk, [])
+        with_reports = [r for r in versions if self.tallies[r.pk].n > 0] or versions[:1]
+        return [self._result(question, r, earlier=i > 0) for i, r in enumerate(with_reports)]
+
+    def _result(self, question: Question, randomization: Randomization, earlier: bool) -> QuestionResult:
+        mechanism = randomization.build_mechanism()
+        tally, digest = self.tallies[randomization.pk], self.digests[randomization.pk]
+        estimates = cached_estimates(randomization, tally, digest)
+        return QuestionResult(
+            question=question,
+            randomization=randomization,
+            mechanism=mechanism,
+            n=tally.n,
+            raw_counts=raw_counts(mechanism, tally.counts),
+            unbiased=estimates.unbiased,
+            consistent=estimates.consistent,
+            expected_half_width=estimates.expected_half_width,
+            digest=digest,
+            earlier=earlier,
+        )
+
+    def all_results(self) -> list[QuestionResult]:
+        return [r for q in self.questions for r in self.results(q)]
 
 
 def survey_results(survey: Survey) -> list[QuestionResult]:
-    return [r for r in (question_result(q) for q in survey.questions.all()) if r is not None]
+    return SurveyState.read(survey).all_results()
 
 
 def tally_signature(survey: Survey) -> str:
     """A short string that changes whenever any of the survey's tallies does (for polling)."""
-    rows = Tally.objects.filter(randomization__question__survey=survey).order_by("pk").values_list("pk", "n")
-    return ".".join(f"{pk}-{n}" for pk, n in rows)
+    return SurveyState.read(survey).signature

@@ -9,9 +9,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 
+import ldp
 from surveys import actions
-from surveys.models import Question, Report, Survey
+from surveys.models import Question, Randomization, Report, Survey
 from surveys.submissions import add_to_tally, record_submissions
+from surveys.tallies import read_tallies
 
 PASSWORD = "correct horse battery staple"
 
@@ -57,3 +59,17 @@ def make_reports(question: Question, values: list[int], seed: int = 0) -> list[R
     )
     add_to_tally(randomization, [row.tobytes() for row in packed])
     return reports
+
+
+def stored_tally(randomization: Randomization) -> ldp.Tally:
+    """The randomization's tally as the results read it: its cells summed over shards."""
+    return read_tallies([randomization])[randomization.pk]
+
+
+def tally_of_reports(randomization: Randomization) -> ldp.Tally:
+    """The tally recomputed from the randomization's stored Report rows."""
+    mechanism = randomization.build_mechanism()
+    packed = b"".join(
+        bytes(p) for p in Report.objects.filter(randomization=randomization).values_list("packed", flat=True)
+    )
+    return mechanism.tally(mechanism.unpack_many(packed))

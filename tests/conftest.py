@@ -6,3 +6,13 @@ import pytest
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with an empty cache: databases reuse ids across rolled-back tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

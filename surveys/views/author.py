@@ -220,11 +220,17 @@ def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> Htt
             request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
         )
     form = QuestionForm(request.POST, survey=survey, question=question)
+    if form.is_valid():
+        try:
+            actions.do_update_question(question, form.cleaned_data)
+        except actions.LifecycleError as error:
+            # Reports arrived between the form's check and the save: nothing was changed.
+            question.refresh_from_db()
+            form.add_error(None, str(error))
     if not form.is_valid():
         return render_builder(
             request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
         )
-    actions.do_update_question(question, form.cleaned_data)
     if not request.htmx:
         return redirect(survey)
     return render_builder(request, survey, "question-saved", {"card": make_card(question)})

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.signing import BadSignature
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -23,7 +24,7 @@ from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import QuestionCost
 from surveys.models import Question, Survey
-from surveys.submissions import SubmissionError, do_submit, new_token, parse_submission
+from surveys.submissions import SubmissionError, do_submit, new_token, parse_submission, randomizations_in_force
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
 RESPONDED_SALT = "murmur.responded"
@@ -51,8 +52,12 @@ def has_responded(request: HttpRequest, survey: Survey) -> bool:
 
 def answer_items(survey: Survey) -> list[AnswerItem]:
     items = []
+    in_force = randomizations_in_force(survey)
     for question in survey.questions.all():
-        randomization = question.current_randomization() or actions.sync_randomization(question)
+        randomization = in_force.get(question.pk)
+        if randomization is None:
+            with transaction.atomic():
+                randomization = actions.sync_randomization(question)
         mechanism = randomization.build_mechanism()
         items.append(
             AnswerItem(

@@ -8,6 +8,7 @@ from the running tallies; only the raw-report export reads every report, streami
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Iterator
@@ -15,17 +16,22 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.contrib.messages import get_messages
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from surveys import charts
-from surveys import results as stored
+from surveys import charts, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
 from surveys.models import Question, Report, Survey
-from surveys.results import ESTIMATE_KINDS, QuestionResult, question_result, tally_signature
+from surveys.results import CACHE_SECONDS, ESTIMATE_KINDS, QuestionResult, SurveyState, randomization_digest
 
 DASHBOARD = "surveys/results.html"
+#: Part of every results page's ETag: bump when the pages' templates change what they show.
+PAGE_VERSION = 1
 
 
 def estimate_kind(request: HttpRequest) -> str:
@@ -33,14 +39,31 @@ def estimate_kind(request: HttpRequest) -> str:
     return kind if kind in ESTIMATE_KINDS else "consistent"
 
 
+def estimate_chart(result: QuestionResult, kind: str) -> str:
+    """The result's bar chart, drawn once per (randomization, tally, kind, labels, language)."""
+    labels = result.question.options
+    parts = [randomization_digest(result.randomization), result.digest, kind, _digest(json.dumps(labels))]
+    key = "murmur:chart:" + ":".join([*parts, get_language()])
+    svg = cache.get(key)
+    if svg is None:
+        estimate = result.estimate(kind)  # type: ignore[arg-type]
+        assert estimate is not None
+        low, high = estimate.confidence_interval(0.95)
+        svg = charts.estimate_bars(labels, estimate.proportions, low, high)
+        cache.set(key, svg, CACHE_SECONDS)
+    return svg
+
+
 def result_view(result: QuestionResult, kind: str) -> dict[str, Any]:
-    """What the shared result card shows for one question."""
+    """What the shared result card shows for one question (one version of its randomization)."""
+    anchor = f"result-{result.question.pk}" + (f"-v{result.randomization.version}" if result.earlier else "")
     view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": ""}
+    view["anchor"] = anchor
     estimate = result.estimate(kind)  # type: ignore[arg-type]
     if estimate is None or not result.enough:
         return view
     low, high = estimate.confidence_interval(0.95)
-    view["chart"] = charts.estimate_bars(result.question.options, estimate.proportions, low, high)
+    view["chart"] = estimate_chart(result, kind)
     view["rows"] = [
         {
             "label": label,
@@ -55,29 +78,71 @@ def result_view(result: QuestionResult, kind: str) -> dict[str, Any]:
     return view
 
 
-def over_time(survey: Survey) -> tuple[int, str]:
-    hourly = list(survey.hourly_responses.values_list("hour", "count"))
+def over_time(survey: Survey) -> tuple[int, str, str]:
+    """(responses, chart, digest) from the hourly counters; the chart is drawn once per state."""
+    hourly = tallies.hourly_counts(survey)
     total = sum(count for _, count in hourly)
-    chart = charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly]) if hourly else ""
-    return total, chart
+    if not hourly:
+        return 0, "", ""
+    digest = _digest(repr(hourly))
+    key = f"murmur:over-time:{survey.pk}:{digest}:{get_language()}"
+    chart = cache.get(key)
+    if chart is None:
+        chart = charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly])
+        cache.set(key, chart, CACHE_SECONDS)
+    return total, chart, digest
 
 
-def dashboard_context(survey: Survey, kind: str) -> dict[str, Any]:
-    # The signature is read before the data it stands for: a submission that commits in between
-    # makes the page newer than its signature, so the next poll re-renders instead of answering
-    # 204 forever over a stale page.
-    signature = tally_signature(survey)
-    responses, responses_chart = over_time(survey)
+def dashboard_context(
+    survey: Survey, kind: str, state: SurveyState | None = None, timeline: tuple[int, str, str] | None = None
+) -> dict[str, Any]:
+    state = state or SurveyState.read(survey)
+    responses, responses_chart, _hourly = timeline or over_time(survey)
     return {
         "survey": survey,
         "kind": kind,
-        "cards": [result_view(r, kind) for r in stored.survey_results(survey)],
+        "cards": [result_view(r, kind) for r in state.all_results()],
         "responses": responses,
         "responses_chart": responses_chart,
-        "signature": signature,
+        "signature": state.signature,
         "live": survey.status == Survey.Status.OPEN,
         "poll_seconds": settings.RESULTS_POLL_SECONDS,
     }
+
+
+def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
+    """An ETag for a results page: it changes whenever anything the page shows can change.
+
+    The tallies' signature stands for every number on the page (each submission changes it);
+    the rest is what else the page prints: the survey's and questions' words, the estimate kind,
+    language, viewer and CSRF cookie (forms in the header carry its token). There is no
+    Last-Modified: the server keeps no time finer than the hour.
+    """
+    questions = [(q.pk, q.position, q.text, q.options, q.mechanism) for q in state.questions]
+    survey_fields = (survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at))
+    viewer = (request.user.pk, request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""), bool(request.htmx))
+    material = repr((PAGE_VERSION, state.signature, questions, survey_fields, get_language(), viewer, parts))
+    return f'"{_digest(material)}"'
+
+
+def conditional(request: HttpRequest, etag: str, render_page: Any) -> HttpResponse:
+    """304 when the client already has this ETag's page, else the page with its ETag."""
+    if etag in _if_none_match(request) and not len(get_messages(request)):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = render_page()
+    response["ETag"] = etag
+    patch_vary_headers(response, ["Cookie", "Accept-Language", "HX-Request"])
+    return response
+
+
+def _if_none_match(request: HttpRequest) -> list[str]:
+    header = request.headers.get("If-None-Match", "")
+    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 @login_required
@@ -85,12 +150,19 @@ def dashboard_context(survey: Survey, kind: str) -> dict[str, Any]:
 def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind = estimate_kind(request)
-    if request.htmx and request.GET.get("since") == tally_signature(survey):
+    state = SurveyState.read(survey)
+    if request.htmx and request.GET.get("since") == state.signature:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
-    context = dashboard_context(survey, kind)
-    if request.htmx:
-        return render(request, f"{DASHBOARD}#results-body", context)
-    return render(request, DASHBOARD, context)
+
+    def render_page() -> HttpResponse:
+        context = dashboard_context(survey, kind, state)
+        if request.htmx:
+            return render(request, f"{DASHBOARD}#results-body", context)
+        return render(request, DASHBOARD, context)
+
+    response = conditional(request, page_etag(request, survey, state, "dashboard", kind), render_page)
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
 
 
 @login_required
@@ -99,27 +171,44 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind = estimate_kind(request)
-    signature = tally_signature(survey)  # before the data: see dashboard_context
+    state = SurveyState.read(survey, [question])
+    signature = state.signature
     if request.htmx and request.GET.get("since") == signature:
         return HttpResponse(status=204)
-    result = question_result(question)
-    card = result_view(result, kind) if result is not None else {"question": question, "result": None}
-    context = {"survey": survey, "kind": kind, "card": card, "signature": signature}
-    context["live"] = survey.status == Survey.Status.OPEN
-    context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
-    if request.htmx:
-        return render(request, "surveys/question_results.html#question-body", context)
-    return render(request, "surveys/question_results.html", context)
+
+    def render_page() -> HttpResponse:
+        results = state.results(question)
+        cards = [result_view(r, kind) for r in results]
+        card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
+        context = {"survey": survey, "kind": kind, "card": card, "earlier_cards": cards[1:], "signature": signature}
+        context["live"] = survey.status == Survey.Status.OPEN
+        context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
+        if request.htmx:
+            return render(request, "surveys/question_results.html#question-body", context)
+        return render(request, "surveys/question_results.html", context)
+
+    response = conditional(request, page_etag(request, survey, state, "question", question.pk, kind), render_page)
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
 
 
 @require_GET
 def public_results(request: HttpRequest, slug: str) -> HttpResponse:
+    """The read-only published results: estimates and charts come from the cache once drawn."""
     survey = get_survey_by_share_slug(slug)
     if not survey.public_results:
         raise Http404
-    context = dashboard_context(survey, "consistent")
-    context["public"] = True
-    return render(request, "surveys/public_results.html", context)
+    state = SurveyState.read(survey)
+    timeline = over_time(survey)
+
+    def render_page() -> HttpResponse:
+        context = dashboard_context(survey, "consistent", state, timeline)
+        context["public"] = True
+        return render(request, "surveys/public_results.html", context)
+
+    response = conditional(request, page_etag(request, survey, state, "public", timeline[2]), render_page)
+    patch_cache_control(response, no_cache=True)
+    return response
 
 
 # -- exports ----------------------------------------------------------------------------------
@@ -148,7 +237,7 @@ ESTIMATE_COLUMNS = [
 
 
 def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
-    for result in stored.survey_results(survey):
+    for result in SurveyState.read(survey).all_results():
         r = result.randomization
         unbiased, consistent = result.unbiased, result.consistent
         if unbiased is None or consistent is None:
@@ -217,7 +306,10 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
 
 
 def report_records(survey: Survey) -> Iterator[dict[str, Any]]:
-    """Every stored report, decoded to its JSON form, in submission order (streamed)."""
+    """Every stored report, decoded to its JSON form, streamed.
+
+    Ordered by the submissions' random ids, so the order says nothing about arrival.
+    """
     mechanisms: dict[int, Any] = {}
     reports = (
         Report.objects.filter(submission__survey=survey)

@@ -1,0 +1,131 @@
+"""Running sufficient statistics in the database: sharded tally cells and hourly counters.
+
+The storage design (issue 12; ``docs/deployment.md`` says why):
+
+- Reports are append-only rows with random ids.
+- Each randomization's ldp ``Tally`` is kept as :class:`~surveys.models.TallyCell` rows keyed by
+  (randomization, shard, cell). A submission picks one shard at random and adds every one of its
+  reports' counts with **one** ``INSERT ... ON CONFLICT DO UPDATE SET count = count + excluded.count``
+  in the submission's transaction: a tally is always exactly the sum of the stored reports (the
+  cells commit or roll back with them), and respondents who drew different shards never wait on
+  each other. Rows are written in one global order (randomization, shard, cell), so concurrent
+  upserts cannot deadlock.
+- The hourly response counter is sharded the same way, one upsert per submission.
+- Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
+
+Both SQLite (3.24+) and PostgreSQL speak the same upsert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+from django.db.models import Sum
+
+import ldp
+from surveys.models import HourlyResponses, Randomization, Survey, TallyCell
+
+#: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
+ROWS_PER_STATEMENT = 8000
+
+
+def pick_shard() -> int:
+    """A shard for one submission, uniformly at random."""
+    return secrets.randbelow(settings.TALLY_SHARDS)
+
+
+def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], shard: int) -> list[tuple[int, ...]]:
+    """(randomization id, shard, cell, increment) for the non-zero cells of these reports' tally."""
+    mechanism = randomization.build_mechanism()
+    batch = mechanism.tally(mechanism.unpack_many(b"".join(packed_reports)))
+    cells = np.flatnonzero(batch.counts)
+    rows = [(randomization.pk, shard, TallyCell.N_CELL, int(batch.n))]
+    rows.extend((randomization.pk, shard, int(c), int(batch.counts[c])) for c in cells)
+    return rows
+
+
+def add_rows(rows: Iterable[tuple[int, ...]]) -> None:
+    """Add increments to tally cells, creating missing cells (call inside a transaction)."""
+    merged: dict[tuple[int, int, int], int] = defaultdict(int)
+    for randomization_id, shard, cell, increment in rows:
+        merged[(randomization_id, shard, cell)] += increment
+    ordered = sorted(merged.items())  # one global lock order: no deadlocks between submissions
+    table = TallyCell._meta.db_table
+    for start in range(0, len(ordered), ROWS_PER_STATEMENT):
+        chunk = ordered[start : start + ROWS_PER_STATEMENT]
+        _upsert(
+            table,
+            ("randomization_id", "shard", "cell", "count"),
+            ("randomization_id", "shard", "cell"),
+            [(*key, increment) for key, increment in chunk],
+        )
+
+
+def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], shard: int | None = None) -> None:
+    """Add stored reports of one randomization to its tally (call inside a transaction)."""
+    if packed_reports:
+        add_rows(tally_rows(randomization, packed_reports, pick_shard() if shard is None else shard))
+
+
+def count_responses(survey: Survey, hour: datetime, count: int, shard: int | None = None) -> None:
+    """Add ``count`` submissions to the survey's counter for ``hour`` (call inside a transaction)."""
+    table = HourlyResponses._meta.db_table
+    shard = pick_shard() if shard is None else shard
+    row = (survey.pk, connection.ops.adapt_datetimefield_value(hour), shard, count)
+    _upsert(table, ("survey_id", "hour", "shard", "count"), ("survey_id", "hour", "shard"), [row])
+
+
+def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(c) for c in columns)
+    row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    count = quote("count")
+    sql = (
+        f"INSERT INTO {quote(table)} ({names}) VALUES {', '.join([row] * len(rows))} "
+        f"ON CONFLICT ({', '.join(quote(c) for c in key)}) "
+        f"DO UPDATE SET {count} = {quote(table)}.{count} + excluded.{count}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for r in rows for value in r])
+
+
+def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally]:
+    """Each randomization's tally, summed over its shards in the database (one query)."""
+    by_id = {r.pk: r for r in randomizations}
+    counts = {pk: r.build_mechanism().empty_tally().counts.copy() for pk, r in by_id.items()}
+    n = dict.fromkeys(by_id, 0)
+    rows = (
+        TallyCell.objects.filter(randomization_id__in=list(by_id))
+        .values_list("randomization_id", "cell")
+        .annotate(total=Sum("count"))
+        .order_by()
+    )
+    for randomization_id, cell, total in rows:
+        if cell == TallyCell.N_CELL:
+            n[randomization_id] = int(total)
+        else:
+            counts[randomization_id][cell] = int(total)
+    return {pk: ldp.Tally(n[pk], counts[pk]) for pk in by_id}
+
+
+def tally_digest(tally: ldp.Tally) -> str:
+    """A short fingerprint of a tally's contents: equal tallies, equal digests."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(int(tally.n).to_bytes(8, "little"))
+    digest.update(np.ascontiguousarray(tally.counts, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def hourly_counts(survey: Survey) -> list[tuple[datetime, int]]:
+    """(hour, submissions) for every hour with submissions, shards summed in the database."""
+    rows = (
+        HourlyResponses.objects.filter(survey=survey).values_list("hour").annotate(total=Sum("count")).order_by("hour")
+    )
+    return [(hour, int(total)) for hour, total in rows]

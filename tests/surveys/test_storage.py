@@ -1,0 +1,152 @@
+"""The storage design of issue 12: constant-cost submissions, unlinkable ids, results computed once."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from surveys import actions, charts
+from surveys.models import Submission, TallyCell
+from surveys.submissions import new_token
+from tests.base import make_question, make_reports, make_survey, stored_tally, tally_of_reports
+
+MECHANISMS = [
+    ("krr", {}),
+    ("oue", {}),
+    ("cms", {"hash_count": 8, "width": 16, "hash_seed": 0}),
+    ("dbitflip", {"d": 2}),
+    ("subset", {}),
+]
+
+
+def survey_with(owner, questions):
+    survey = make_survey(owner, allow_repeat_responses=True)
+    for i in range(questions):
+        mechanism, params = MECHANISMS[i % len(MECHANISMS)]
+        make_question(survey, text=f"Q{i}", options=["A", "B", "C", "D"], mechanism=mechanism, mechanism_params=params)
+    actions.do_open_survey(survey)
+    return survey
+
+
+def submission_body(survey, seed=0):
+    reports = []
+    for question in survey.questions.all():
+        randomization = question.current_randomization()
+        mechanism = randomization.build_mechanism()
+        packed = mechanism.randomize([seed % question.k], rng=seed)[0].tobytes()
+        reports.append(
+            {"question": question.pk, "version": randomization.version, "report": mechanism.unpack_report(packed)}
+        )
+    return json.dumps({"token": new_token(survey), "reports": reports})
+
+
+def post(client, survey, body):
+    return client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json")
+
+
+def test_a_submission_costs_the_same_queries_for_1_and_30_questions(client, organizer):
+    counts = {}
+    for questions in (1, 30):
+        survey = survey_with(organizer, questions)
+        post(client, survey, submission_body(survey, seed=1))  # warm the per-process mechanism cache
+        body = submission_body(survey, seed=2)
+        with CaptureQueriesContext(connection) as queries:
+            assert post(client, survey, body).status_code == 201
+        counts[questions] = [q["sql"] for q in queries]
+    assert len(counts[1]) == len(counts[30]), "\n".join(counts[1])
+    writes = [sql for sql in counts[30] if sql.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 4, writes  # submission, reports, tally cells, hourly counter
+
+
+def test_tallies_are_sums_of_shards_and_equal_the_reports(organizer, settings):
+    settings.TALLY_SHARDS = 4
+    survey = survey_with(organizer, 2)
+    for question in survey.questions.all():
+        for seed in range(12):
+            make_reports(question, [seed % 4, (seed + 1) % 4], seed=seed)
+        randomization = question.current_randomization()
+        assert TallyCell.objects.filter(randomization=randomization).values("shard").distinct().count() > 1
+        tally, recomputed = stored_tally(randomization), tally_of_reports(randomization)
+        assert tally.n == recomputed.n == 24
+        assert tally.counts.tolist() == recomputed.counts.tolist()
+
+
+def test_ids_carry_no_arrival_order(client, organizer):
+    survey = survey_with(organizer, 2)
+    arrival = []
+    for seed in range(20):
+        before = set(Submission.objects.values_list("pk", flat=True))
+        assert post(client, survey, submission_body(survey, seed)).status_code == 201
+        [new] = set(Submission.objects.values_list("pk", flat=True)) - before
+        arrival.append(new)
+    assert arrival != sorted(arrival) and arrival != sorted(arrival, reverse=True)
+    report_ids = [
+        r
+        for s in arrival
+        for r in Submission.objects.get(pk=s).reports.order_by("question__position").values_list("pk", flat=True)
+    ]
+    assert report_ids != sorted(report_ids)
+    client.force_login(organizer)
+    exported = client.get(reverse("export_reports", args=[survey.pk, "json"]))
+    order = list(dict.fromkeys(r["submission"] for r in json.loads(b"".join(exported.streaming_content))["reports"]))
+    assert sorted(order) == sorted(arrival)
+    assert order != arrival  # the export follows the random ids, not arrival
+
+
+def without_csrf(response):
+    """The page with its per-render masked CSRF tokens blanked out."""
+    return re.sub(r'(csrfmiddlewaretoken" value="|CSRFToken": ")[^"]*', r"\1", response.content.decode())
+
+
+@pytest.fixture
+def answered(organizer):
+    survey = survey_with(organizer, 3)
+    for question in survey.questions.all():
+        make_reports(question, [i % 4 for i in range(400)], seed=question.position)
+    return survey
+
+
+@pytest.mark.parametrize("page", ["survey_results", "question_results", "public_results"])
+def test_a_repeated_results_request_draws_no_chart_again_and_answers_304(organizer_client, answered, monkeypatch, page):
+    answered.public_results = True
+    answered.save()
+    drawn = []
+    real = charts.estimate_bars
+
+    def counting(*args):
+        drawn.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(charts, "estimate_bars", counting)
+    question = answered.questions.first()
+    args = {
+        "survey_results": [answered.pk],
+        "question_results": [answered.pk, question.pk],
+        "public_results": [answered.slug],
+    }[page]
+    url = reverse(page, args=args)
+    first = organizer_client.get(url)
+    assert first.status_code == 200 and drawn
+    drawn.clear()
+    again = organizer_client.get(url)
+    assert again.status_code == 200 and drawn == []
+    assert without_csrf(again) == without_csrf(first)
+    etag = again["ETag"]  # the first response may have set the CSRF cookie the ETag includes
+    assert organizer_client.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304
+    # A new report changes the tallies, so the page, its ETag and the charts are new.
+    make_reports(question, [0], seed=99)
+    fresh = organizer_client.get(url, HTTP_IF_NONE_MATCH=etag)
+    assert fresh.status_code == 200 and fresh["ETag"] != etag
+    assert len(drawn) == 1
+
+
+def test_the_etag_follows_the_estimate_kind_and_language(organizer_client, answered):
+    url = reverse("survey_results", args=[answered.pk])
+    consistent = organizer_client.get(url)["ETag"]
+    assert organizer_client.get(url, {"estimate": "unbiased"})["ETag"] != consistent
+    assert organizer_client.get(url, HTTP_ACCEPT_LANGUAGE="ko")["ETag"] != consistent
