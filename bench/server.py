@@ -72,9 +72,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn(database_url: str, workers: int, threads: int = 1) -> Iterator[str]:
-    """Run collectstatic and gunicorn against the database; yield the base URL; stop it."""
-    env = server_environment(database_url)
+def gunicorn(
+    database_url: str,
+    workers: int,
+    threads: int = 1,
+    urls: str = "config.urls",
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """Run collectstatic and gunicorn against the database; yield the base URL; stop it.
+
+    ``urls`` picks the URLconf (``bench.urls`` adds the bare baseline view beside the app's).
+    """
+    env = {**server_environment(database_url), "MURMUR_ROOT_URLCONF": urls, **(extra_env or {})}
     python = sys.executable
     subprocess.run([python, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
     port = free_port()

@@ -32,3 +32,13 @@ def envint(name: str, default: str) -> int:
 def envlist(name: str, default: str) -> list[str]:
     """A comma-separated list; blanks are dropped."""
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
+
+
+def envcache(name: str, default: str) -> dict[str, object]:
+    """A cache from a URL: ``locmem://`` (this process only) or ``redis://host:port/db`` (shared)."""
+    url = os.getenv(name, default).strip()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": "murmur"}
+    if url.startswith("locmem://"):
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[9:] or "murmur"}
+    raise ImproperlyConfigured(f"{name} must be locmem:// or redis://host:port/db, got {url!r}")

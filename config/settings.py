@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from config.env import envbool, envint, envlist
+from config.env import envbool, envcache, envint, envlist
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -51,7 +51,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
-ROOT_URLCONF = "config.urls"
+# Benchmarks serve the app beside a bare baseline view (bench/urls.py); everything else uses ours.
+ROOT_URLCONF = os.getenv("MURMUR_ROOT_URLCONF", "config.urls")
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
@@ -124,6 +125,10 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_PROXY", "false") else None
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+
+# Estimates, charts and (with the hardening issue) rate limits. Local memory by default; with
+# several app servers, one Redis: CACHE_URL=redis://127.0.0.1:6379/0 (REDIS_URL is read too).
+CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://"))}
 
 # Shards of every tally and hourly counter: a submission adds to one at random, so concurrent
 # respondents rarely wait on the same row; readers sum them (docs/deployment.md).

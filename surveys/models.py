@@ -223,7 +223,11 @@ class Randomization(models.Model):
         return (self.mechanism, self.k, self.epsilon, dict(self.params))
 
     def build_mechanism(self) -> Mechanism:
-        return build_mechanism(self.mechanism, self.k, self.epsilon, self.params)
+        """The ldp mechanism of these (immutable) parameters, kept on the instance once built."""
+        mechanism = self.__dict__.get("_mechanism")
+        if mechanism is None:
+            mechanism = self.__dict__["_mechanism"] = build_mechanism(self.mechanism, self.k, self.epsilon, self.params)
+        return mechanism
 
 
 class Submission(models.Model):

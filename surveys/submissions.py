@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.core import signing
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ldp.mechanisms import InvalidReport
 from surveys import tallies
-from surveys.models import Question, Randomization, Report, Submission, Survey, hour_now
+from surveys.models import Question, Randomization, Report, Submission, Survey, hour_now, random_id
 
 TOKEN_SALT = "murmur.submission-token"
 TOKEN_MAX_AGE = 7 * 24 * 3600
@@ -88,14 +89,58 @@ def parse_submission(survey: Survey, body: bytes) -> tuple[str, list[ParsedRepor
         raise SubmissionError(400, _("“reports” must be a list."))
     if not items:
         raise SubmissionError(400, _("Answer at least one question before sending."))
-    in_force = randomizations_in_force(survey)
-    if len(items) > len(in_force):
-        raise SubmissionError(400, _("There are more reports than questions."))
-    parsed: list[ParsedReport] = []
-    seen: set[int] = set()
-    for position, item in enumerate(items, start=1):
-        parsed.append(_parse_item(item, position, in_force, seen))
-    return nonce, parsed
+    in_force = cached_randomizations_in_force(survey)
+    try:
+        return nonce, _parse_items(items, in_force)
+    except StaleRandomizations:
+        # The cache predates a change of the survey: read it afresh and judge the reports on that.
+        return nonce, _parse_items(items, cached_randomizations_in_force(survey, refresh=True))
+
+
+class StaleRandomizations(Exception):
+    """A report names a question or version the cached randomizations do not know."""
+
+
+def _parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
+    try:
+        if len(items) > len(in_force.by_question):
+            raise SubmissionError(400, _("There are more reports than questions."))
+        parsed: list[ParsedReport] = []
+        seen: set[int] = set()
+        for position, item in enumerate(items, start=1):
+            parsed.append(_parse_item(item, position, in_force.by_question, seen))
+    except SubmissionError:
+        if in_force.cached:
+            raise StaleRandomizations from None
+        raise
+    return parsed
+
+
+@dataclass(frozen=True)
+class InForce:
+    by_question: dict[int, Randomization | None]
+    read_at: float
+    cached: bool = False
+
+
+#: Per survey id, its randomizations in force as this process last read them. A cached entry is
+#: only a hint: every submission re-checks its randomizations inside its transaction
+#: (:func:`lock_randomizations`), and a report the hint refuses is judged again on a fresh read.
+_IN_FORCE: dict[tuple[int, str], InForce] = {}
+IN_FORCE_SECONDS = 30.0
+IN_FORCE_SURVEYS = 1024
+
+
+def cached_randomizations_in_force(survey: Survey, refresh: bool = False) -> InForce:
+    now = time.monotonic()
+    key = (survey.pk, survey.slug)
+    entry = _IN_FORCE.get(key)
+    if entry is not None and not refresh and now - entry.read_at < IN_FORCE_SECONDS:
+        return entry
+    if len(_IN_FORCE) >= IN_FORCE_SURVEYS:
+        _IN_FORCE.clear()
+    _IN_FORCE[key] = InForce(randomizations_in_force(survey), now, cached=True)
+    return InForce(_IN_FORCE[key].by_question, now)
 
 
 def randomizations_in_force(survey: Survey) -> dict[int, Randomization | None]:
@@ -151,18 +196,68 @@ def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport]) -> Submis
             raise SubmissionError(403, _("This survey is not accepting responses."))
     lock_randomizations(survey, [r.randomization for r in reports])
     shard = tallies.pick_shard()
-    try:
-        with transaction.atomic():
-            submission = Submission.objects.create(survey=survey, nonce=nonce, received_hour=hour_now())
-    except IntegrityError:
-        raise SubmissionError(409, _("These answers were already sent.")) from None
+    submission = Submission(survey=survey, nonce=nonce, received_hour=hour_now())
+    rows = tallies.merge_rows(row for r in reports for row in tallies.tally_rows(r.randomization, [r.packed], shard))
+    store = _store_in_one_statement if connection.vendor == "postgresql" else _store_statement_by_statement
+    if not store(submission, reports, rows, shard):
+        raise SubmissionError(409, _("These answers were already sent."))
+    return submission
+
+
+def _store_statement_by_statement(
+    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, ...]], shard: int
+) -> bool:
+    """The submission, its reports, its tally cells and its hourly count: four statements."""
+    if not insert_unless_replayed(submission):
+        return False
     Report.objects.bulk_create(
         Report(submission=submission, question=r.question, randomization=r.randomization, packed=r.packed)
         for r in reports
     )
-    tallies.add_rows(row for r in reports for row in tallies.tally_rows(r.randomization, [r.packed], shard))
-    tallies.count_responses(survey, submission.received_hour, 1, shard)
-    return submission
+    tallies.add_rows(rows)
+    tallies.count_responses(submission.survey, submission.received_hour, 1, shard)
+    return True
+
+
+#: PostgreSQL: the four writes of a submission as one statement (data-modifying CTEs). The tally
+#: and counter upserts run only if the submission row was inserted, i.e. its nonce was new.
+STORE_SQL = """
+WITH s AS (
+  INSERT INTO surveys_submission (id, survey_id, received_hour, nonce) VALUES (%s, %s, %s, %s)
+  ON CONFLICT (nonce) DO NOTHING RETURNING id
+), r AS (
+  INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed)
+  SELECT v.id, s.id, v.question, v.randomization, v.packed
+  FROM s, unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[]) AS v(id, question, randomization, packed)
+), c AS (
+  INSERT INTO surveys_tallycell (randomization_id, shard, cell, count)
+  SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::integer[], %s::bigint[])
+  WHERE EXISTS (SELECT 1 FROM s)
+  ON CONFLICT (randomization_id, shard, cell) DO UPDATE SET count = surveys_tallycell.count + excluded.count
+), h AS (
+  INSERT INTO surveys_hourlyresponses (survey_id, hour, shard, count)
+  SELECT %s, %s, %s, 1 WHERE EXISTS (SELECT 1 FROM s)
+  ON CONFLICT (survey_id, hour, shard) DO UPDATE SET count = surveys_hourlyresponses.count + 1
+)
+SELECT count(*) FROM s
+"""
+
+
+def _store_in_one_statement(
+    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, ...]], shard: int
+) -> bool:
+    report_columns = [
+        [random_id() for _ in reports],
+        [r.question.pk for r in reports],
+        [r.randomization.pk for r in reports],
+        [r.packed for r in reports],
+    ]
+    cell_columns = [list(column) for column in zip(*rows, strict=True)]
+    params = [submission.pk, submission.survey_id, submission.received_hour, submission.nonce]
+    params += [*report_columns, *cell_columns, submission.survey_id, submission.received_hour, shard]
+    with connection.cursor() as cursor:
+        cursor.execute(STORE_SQL, params)
+        return bool(cursor.fetchone()[0])
 
 
 def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> None:
@@ -191,6 +286,24 @@ def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> 
         raise SubmissionError(403, _("This survey is not accepting responses."))
     if len(rows) != len(ids) or any(retired for retired, _status, _closed in rows):
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
+
+
+def insert_unless_replayed(submission: Submission) -> bool:
+    """Insert the submission unless its nonce was stored already; whether it was inserted.
+
+    ``ON CONFLICT (nonce) DO NOTHING`` instead of catching an IntegrityError: no savepoint, so
+    two fewer round trips, and a concurrent replay waits for the first and then inserts nothing.
+    """
+    quote = connection.ops.quote_name
+    table = quote(Submission._meta.db_table)
+    sql = (
+        f"INSERT INTO {table} (id, survey_id, received_hour, nonce) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (nonce) DO NOTHING RETURNING id"
+    )
+    hour = connection.ops.adapt_datetimefield_value(submission.received_hour)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [submission.pk, submission.survey_id, hour, submission.nonce])
+        return cursor.fetchone() is not None
 
 
 def record_submissions(survey: Survey, nonces: Sequence[str | None]) -> list[Submission]:

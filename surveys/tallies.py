@@ -51,21 +51,24 @@ def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], sh
     return rows
 
 
-def add_rows(rows: Iterable[tuple[int, ...]]) -> None:
-    """Add increments to tally cells, creating missing cells (call inside a transaction)."""
+def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int]]:
+    """Increments summed per cell, in the one global lock order (randomization, shard, cell).
+
+    Every writer locks cells in this order, so concurrent upserts cannot deadlock.
+    """
     merged: dict[tuple[int, int, int], int] = defaultdict(int)
     for randomization_id, shard, cell, increment in rows:
         merged[(randomization_id, shard, cell)] += increment
-    ordered = sorted(merged.items())  # one global lock order: no deadlocks between submissions
+    return [(*key, increment) for key, increment in sorted(merged.items())]
+
+
+def add_rows(rows: Iterable[tuple[int, ...]]) -> None:
+    """Add increments to tally cells, creating missing cells (call inside a transaction)."""
+    ordered = merge_rows(rows)
     table = TallyCell._meta.db_table
     for start in range(0, len(ordered), ROWS_PER_STATEMENT):
         chunk = ordered[start : start + ROWS_PER_STATEMENT]
-        _upsert(
-            table,
-            ("randomization_id", "shard", "cell", "count"),
-            ("randomization_id", "shard", "cell"),
-            [(*key, increment) for key, increment in chunk],
-        )
+        _upsert(table, ("randomization_id", "shard", "cell", "count"), ("randomization_id", "shard", "cell"), chunk)
 
 
 def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], shard: int | None = None) -> None:
@@ -83,17 +86,40 @@ def count_responses(survey: Survey, hour: datetime, count: int, shard: int | Non
 
 
 def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
+    """``INSERT ... ON CONFLICT (key) DO UPDATE SET count = count + excluded.count``, one statement.
+
+    On PostgreSQL the rows travel as one array per column (``unnest``): four parameters however
+    many rows, which keeps the statement cheap to build and to parse.
+    """
     quote = connection.ops.quote_name
     names = ", ".join(quote(c) for c in columns)
-    row = "(" + ", ".join(["%s"] * len(columns)) + ")"
     count = quote("count")
-    sql = (
-        f"INSERT INTO {quote(table)} ({names}) VALUES {', '.join([row] * len(rows))} "
+    conflict = (
         f"ON CONFLICT ({', '.join(quote(c) for c in key)}) "
         f"DO UPDATE SET {count} = {quote(table)}.{count} + excluded.{count}"
     )
+    if connection.vendor == "postgresql":
+        types = [UNNEST_TYPES[c] for c in columns]
+        arrays = ", ".join(f"%s::{t}[]" for t in types)
+        sql = f"INSERT INTO {quote(table)} ({names}) SELECT * FROM unnest({arrays}) {conflict}"
+        params: list[object] = [list(column) for column in zip(*rows, strict=True)]
+    else:
+        row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+        sql = f"INSERT INTO {quote(table)} ({names}) VALUES {', '.join([row] * len(rows))} {conflict}"
+        params = [value for r in rows for value in r]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value for r in rows for value in r])
+        cursor.execute(sql, params)
+
+
+#: PostgreSQL element types of the upserted columns.
+UNNEST_TYPES = {
+    "randomization_id": "bigint",
+    "survey_id": "bigint",
+    "shard": "smallint",
+    "cell": "integer",
+    "count": "bigint",
+    "hour": "timestamptz",
+}
 
 
 def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally]:

@@ -13,6 +13,10 @@ def _empty_cache():
     """Each test starts with an empty cache: databases reuse ids across rolled-back tests."""
     from django.core.cache import cache
 
+    from surveys.submissions import _IN_FORCE
+
     cache.clear()
+    _IN_FORCE.clear()
     yield
     cache.clear()
+    _IN_FORCE.clear()

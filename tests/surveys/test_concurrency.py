@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from surveys import actions, tallies
+from surveys import actions, submissions
 from surveys.models import HourlyResponses, Report, Submission
 from surveys.results import SurveyState
 from surveys.submissions import new_token
@@ -83,15 +83,19 @@ def test_concurrent_submissions_with_aborts_and_retries_keep_every_tally_exact(m
     )
     url = reverse("submit", args=[survey.slug])
     payloads = bodies(survey, SUBMISSIONS, seed=1)
-    real_count = tallies.count_responses
     calls = itertools.count(1)
 
-    def abort_some(*args):
-        real_count(*args)
-        if next(calls) % ABORT_EVERY == 0:
-            raise RuntimeError("deliberate abort after every write, before commit")
+    def abort_some(real):
+        def store(*args):
+            stored = real(*args)
+            if next(calls) % ABORT_EVERY == 0:
+                raise RuntimeError("deliberate abort after every write, before commit")
+            return stored
 
-    monkeypatch.setattr(tallies, "count_responses", abort_some)
+        return store
+
+    for name in ("_store_in_one_statement", "_store_statement_by_statement"):
+        monkeypatch.setattr(submissions, name, abort_some(getattr(submissions, name)))
     outcomes: dict[str, int] = {"accepted": 0, "aborted": 0, "replay_refused": 0, "other": 0}
     lock = threading.Lock()
     queue = list(enumerate(payloads))
@@ -149,13 +153,13 @@ def post_all(url, chunk, start, jitter, accepted):
 @pytest.mark.django_db(transaction=True)
 def test_an_edit_racing_submissions_never_strands_an_accepted_report(monkeypatch):
     # Widen the window in which a submission holds its share lock on the randomization.
-    real_add = tallies.add_rows
+    real_lock = submissions.lock_randomizations
 
-    def slow_add(rows):
+    def slow_lock(*args):
+        real_lock(*args)
         time.sleep(0.003)
-        real_add(rows)
 
-    monkeypatch.setattr(tallies, "add_rows", slow_add)
+    monkeypatch.setattr(submissions, "lock_randomizations", slow_lock)
     owner = make_user("tess")
     outcomes = {"edit accepted": 0, "edit refused": 0}
     for trial in range(EDIT_TRIALS):

@@ -267,15 +267,18 @@ def test_a_submission_stores_nothing_that_identifies_the_respondent(client, surv
 def test_a_failure_while_writing_rolls_everything_back(client, survey, monkeypatch):
     from surveys import submissions
 
-    real = submissions.tallies.count_responses
     calls = []
 
-    def fail_at_the_last_write(*args):
-        calls.append(args)
-        real(*args)  # written, then the transaction fails: everything before must roll back
-        raise RuntimeError("disk full")
+    def fail_after_the_writes(real):
+        def store(*args):
+            calls.append(args)
+            assert real(*args)  # written, then the transaction fails: all of it must roll back
+            raise RuntimeError("disk full")
 
-    monkeypatch.setattr(submissions.tallies, "count_responses", fail_at_the_last_write)
+        return store
+
+    for name in ("_store_in_one_statement", "_store_statement_by_statement"):
+        monkeypatch.setattr(submissions, name, fail_after_the_writes(getattr(submissions, name)))
     with pytest.raises(RuntimeError):
         post(client, survey, submission(survey))
     assert len(calls) == 1
