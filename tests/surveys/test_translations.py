@@ -102,7 +102,7 @@ def test_anonymous_pages_are_korean(client, db, url_name):
 
 def test_the_home_page_leads_anonymous_visitors_to_sign_up(client, db):
     html = korean_page(client, reverse("home"))
-    assert "가입하고 설문 만들기" in html
+    assert "회원가입하고 설문 만들기" in html
     assert f'href="{reverse("signup")}"' in html
 
 
