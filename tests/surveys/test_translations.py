@@ -17,7 +17,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from surveys.models import Survey
-from tests.base import make_open_survey, make_question, make_reports, make_survey
+from tests.base import make_open_survey, make_question, make_reports, make_survey, make_user
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
 
@@ -187,3 +187,20 @@ def assert_korean_only(html: str, where: str = "") -> None:
     assert re.search(r"[가-힣]", text), where
     left = [sentence for sentence in [*KNOWN_ENGLISH, *catalog_sentences()] if sentence in text]
     assert not left, f"English left on {where}: {left}"
+
+
+def test_a_refused_submission_says_why_in_korean(client, organizer):
+    survey = make_open_survey(organizer)
+    response = client.post(reverse("submit", args=[survey.slug]), "not json", content_type="application/json", **KOREAN)
+    assert response.status_code == 400
+    assert response.json() == {"error": "제출 내용이 올바른 JSON이 아닙니다."}
+
+
+def test_the_password_reset_email_is_korean_for_a_korean_browser(client, db, mailoutbox):
+    make_user("dana", email="dana@example.com")
+    response = client.post(reverse("password_reset"), {"email": "dana@example.com"}, **KOREAN)
+    assert response.status_code == 302
+    [email] = mailoutbox
+    assert re.search(r"[가-힣]", email.subject)
+    assert re.search(r"[가-힣]", email.body)
+    assert "You're receiving this email" not in email.body
