@@ -1,8 +1,17 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Start every test in the default language: a request in Korean leaves Korean active in its thread."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
