@@ -94,7 +94,7 @@ def test_catalog_sentences_are_many_enough_to_mean_something():
     assert len(catalog_sentences()) > 60
 
 
-@pytest.mark.parametrize("url_name", ["home", "login", "signup"])
+@pytest.mark.parametrize("url_name", ["home", "login", "signup", "password_reset"])
 def test_anonymous_pages_are_korean(client, db, url_name):
     html = korean_page(client, reverse(url_name))
     assert_korean_only(html)
