@@ -5,49 +5,66 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: install run serve test test-fast test-python test-js test-browser lint format migrations-check bench bench-peers experiments clean
+.PHONY: install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+# Two stamps: `make run` needs only the runtime dependencies; tests and tools add the dev ones.
+$(VENV)/.installed-runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-install: $(VENV)/.installed  ## virtualenv with runtime and test dependencies
+$(VENV)/.installed-dev: $(VENV)/.installed-runtime requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
 
-run: install  ## migrate, load the demo survey, serve on $(PORT) (SQLite unless DATABASE_URL is set)
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_demo
-	$(PY) manage.py runserver 0.0.0.0:$(PORT)
+install: $(VENV)/.installed-runtime  ## virtualenv with the runtime dependencies (what `make run` needs)
+
+install-dev: $(VENV)/.installed-dev  ## ... plus the test and tool dependencies
+
+run: install  ## migrate, load the demo surveys, serve on http://127.0.0.1:$(PORT) (SQLite unless DATABASE_URL is set)
+	$(PY) manage.py migrate --noinput --verbosity 0
+	@echo
+	$(PY) manage.py load_demo --base-url http://127.0.0.1:$(PORT)
+	@echo
+	@echo "Murmur is starting at http://127.0.0.1:$(PORT)/  (Ctrl-C stops it)"
+	@echo
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 serve: install  ## production: gunicorn + whitenoise; needs SECRET_KEY, ALLOWED_HOSTS, DEBUG=false
 	DEBUG=false $(PY) manage.py collectstatic --noinput --verbosity 0
 	DEBUG=false $(PY) manage.py migrate --noinput
 	DEBUG=false $(VENV)/bin/gunicorn config.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-3}
 
-test: install test-python test-js  ## every test: Python (with statistical and browser), JS
+test: install-dev test-python test-js  ## every test: Python (with statistical and browser), JS
 
-test-python: install
+test-python: install-dev
 	$(PYTEST)
 
-test-fast: install  ## the quick loop: no browser, no long simulations
+test-fast: install-dev  ## the quick loop: no browser, no long simulations
 	$(PYTEST) -m "not browser and not statistical"
 
-test-browser: install
+test-browser: install-dev
 	$(PYTEST) -m browser
 
 test-js:
 	node --test tests/js/
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: install
+format: install-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 migrations-check: install
 	$(PY) manage.py makemigrations --check --dry-run
+
+messages: install  ## update locale/ko (makemessages for django and djangojs, then compilemessages); translate, commit .po and .mo
+	$(PY) manage.py i18n
+
+i18n-check: install  ## fails if makemessages would change a catalog, a ko message is untranslated or fuzzy, or a .mo is stale
+	$(PY) manage.py i18n --check
 
 bench: install  ## benchmarks; results are written down in docs/benchmarks.md
 	$(PY) -m bench.mechanisms

@@ -94,7 +94,11 @@ LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("ko", _("Korean"))]
+# Compiled catalogs are committed, so a fresh clone speaks Korean without msgfmt.
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The header's language switcher posts to set_language, which keeps the choice in this cookie.
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -119,12 +123,15 @@ DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "murmur@localhost")
 # Production hardening; `manage.py check --deploy` is clean with DEBUG off.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "false" if DEBUG else "true")
 # Cookies only over HTTPS in production (turn off only for plain-HTTP loopback benchmarks).
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
+SECURE_COOKIES = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SECURE_COOKIES
 SECURE_HSTS_SECONDS = 0 if DEBUG else envint("SECURE_HSTS_SECONDS", "31536000")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_PROXY", "false") else None
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# A styled, translated page instead of Django's bare one; it never shows the failure's reason.
+CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 
 # Estimates, charts and (with the hardening issue) rate limits. Local memory by default; with
 # several app servers, one Redis: CACHE_URL=redis://127.0.0.1:6379/0 (REDIS_URL is read too).

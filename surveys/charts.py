@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
+from django.utils.translation import pgettext
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
@@ -68,11 +69,26 @@ def responses_over_time(hours: Sequence[datetime], counts: Sequence[int]) -> str
             axes.set_xlim(min(edges[0], edges[-1] - timedelta(days=1)), edges[-1])
             locator = AutoDateLocator()
             axes.xaxis.set_major_locator(locator)
-            axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+            axes.xaxis.set_major_formatter(ConciseDateFormatter(locator, **_date_formats()))
         axes.set_ylim(bottom=0)
         axes.spines[["top", "right"]].set_visible(False)
         axes.tick_params(axis="x", labelsize=8)
         return _svg(figure)
+
+
+def _date_formats() -> dict[str, list[str]]:
+    """ConciseDateFormatter's strftime formats in the active language (strftime's %b is always English)."""
+    # Translators: the chart date formats are strftime formats (%Y year, %b month name, %m month, %d day).
+    year = pgettext("chart date: year", "%Y")
+    month = pgettext("chart date: month", "%b")
+    day = pgettext("chart date: day of the month", "%d")
+    year_month = pgettext("chart date: year and month", "%b %Y")
+    date = pgettext("chart date: full date", "%d %b %Y")
+    return {
+        "formats": [year, month, day, "%H:%M", "%H:%M", "%S.%f"],
+        "zero_formats": ["", year, month, day, "%H:%M", "%H:%M"],
+        "offset_formats": ["", year, year_month, date, date, date + " %H:%M"],
+    }
 
 
 def _short(label: str, limit: int = 28) -> str:

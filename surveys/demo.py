@@ -1,6 +1,13 @@
-"""The demo organizer and survey that `make run` loads, so there is something to look at."""
+"""The demo organizer and surveys that `make run` loads, so there is something to look at.
+
+Two surveys with the same shape, one written in English and one in Korean, each with simulated
+respondents whose reports were randomized exactly as their browsers would have randomized them.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -12,75 +19,110 @@ from surveys.submissions import add_to_tally, record_submissions
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "murmur-demo"
-DEMO_TITLE = "Workplace pulse (demo)"
 
-#: Simulated respondents, and the share of each option among their (hidden) true answers.
+#: Simulated respondents per survey.
 DEMO_RESPONDENTS = 600
-TRUE_SHARES = [
-    [0.05, 0.15, 0.25, 0.40, 0.15],
-    [0.3, 0.7],
-    [0.35, 0.25, 0.1, 0.2, 0.1],
-]
 
-QUESTIONS = [
-    {
-        "text": "How satisfied are you with your team?",
-        "kind": "single",
-        "options": ["Very dissatisfied", "Dissatisfied", "Neutral", "Satisfied", "Very satisfied"],
-        "epsilon": 1.0,
-        "mechanism": "krr",
-        "mechanism_params": {},
-    },
-    {
-        "text": "Have you considered leaving in the last month?",
-        "kind": "yes_no",
-        "options": ["Yes", "No"],
-        "epsilon": 0.5,
-        "mechanism": "krr",
-        "mechanism_params": {},
-    },
-    {
-        "text": "Which change would help you most?",
-        "kind": "single",
-        "options": ["Fewer meetings", "Clearer goals", "Better tools", "More flexibility", "Higher pay"],
-        "epsilon": 2.0,
-        "mechanism": "dbitflip",
-        "mechanism_params": {"d": 5},
-    },
-]
+
+@dataclass(frozen=True)
+class DemoSurvey:
+    title: str
+    description: str
+    questions: list[dict[str, Any]]
+    #: Per question, the share of each option among the simulated respondents' (hidden) true answers.
+    true_shares: list[list[float]]
+    seed: int
+
+
+def _questions(texts: list[str], options: list[list[str]]) -> list[dict[str, Any]]:
+    """The demo's three questions (5-option k-RR, yes/no k-RR, 5-option 5BitFlip) in one language."""
+    shapes = [
+        {"kind": "single", "epsilon": 1.0, "mechanism": "krr", "mechanism_params": {}},
+        {"kind": "yes_no", "epsilon": 0.5, "mechanism": "krr", "mechanism_params": {}},
+        {"kind": "single", "epsilon": 2.0, "mechanism": "dbitflip", "mechanism_params": {"d": 5}},
+    ]
+    return [
+        {"text": text, "options": labels, **shape} for text, labels, shape in zip(texts, options, shapes, strict=True)
+    ]
+
+
+ENGLISH = DemoSurvey(
+    title="Workplace pulse (demo)",
+    description="A three-question pulse survey. Every answer is randomized in your browser.",
+    questions=_questions(
+        [
+            "How satisfied are you with your team?",
+            "Have you considered leaving in the last month?",
+            "Which change would help you most?",
+        ],
+        [
+            ["Very dissatisfied", "Dissatisfied", "Neutral", "Satisfied", "Very satisfied"],
+            ["Yes", "No"],
+            ["Fewer meetings", "Clearer goals", "Better tools", "More flexibility", "Higher pay"],
+        ],
+    ),
+    true_shares=[[0.05, 0.15, 0.25, 0.40, 0.15], [0.3, 0.7], [0.35, 0.25, 0.1, 0.2, 0.1]],
+    seed=2026,
+)
+
+KOREAN = DemoSurvey(
+    title="우리 팀 분위기 조사 (데모)",
+    description="세 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
+    questions=_questions(
+        [
+            "지금 팀에 얼마나 만족하시나요?",
+            "최근 한 달 사이에 이직을 고민한 적이 있나요?",
+            "어떤 변화가 가장 도움이 될까요?",
+        ],
+        [
+            ["매우 불만족", "불만족", "보통", "만족", "매우 만족"],
+            ["예", "아니요"],
+            ["회의 줄이기", "더 명확한 목표", "더 나은 업무 도구", "유연한 근무", "연봉 인상"],
+        ],
+    ),
+    true_shares=[[0.04, 0.12, 0.34, 0.38, 0.12], [0.4, 0.6], [0.4, 0.15, 0.1, 0.25, 0.1]],
+    seed=2027,
+)
+
+DEMO_SURVEYS = [ENGLISH, KOREAN]
+DEMO_TITLE = ENGLISH.title
 
 
 @transaction.atomic
-def load_demo() -> tuple[Survey, bool]:
-    """Create the demo organizer and open demo survey unless they exist; return (survey, created)."""
+def load_demo() -> list[tuple[Survey, bool]]:
+    """Create the demo organizer and its open demo surveys unless they exist; return (survey, created) each."""
     user_model = get_user_model()
     user, created_user = user_model.objects.get_or_create(username=DEMO_USERNAME)
     if created_user:
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
-    existing = Survey.objects.filter(owner=user, title=DEMO_TITLE).first()
-    if existing is not None:
-        return existing, False
-    survey = Survey.objects.create(
-        owner=user,
-        title=DEMO_TITLE,
-        description="A three-question pulse survey. Every answer is randomized in your browser.",
-        expected_respondents=500,
-        epsilon_cap=5.0,
-    )
-    for question in QUESTIONS:
-        actions.do_add_question(survey, question)
-    actions.do_open_survey(survey)
-    simulate_responses(survey, DEMO_RESPONDENTS, seed=2026)
-    return survey, True
+    loaded = []
+    for demo in DEMO_SURVEYS:
+        existing = Survey.objects.filter(owner=user, title=demo.title).first()
+        if existing is not None:
+            loaded.append((existing, False))
+            continue
+        survey = Survey.objects.create(
+            owner=user,
+            title=demo.title,
+            description=demo.description,
+            expected_respondents=500,
+            epsilon_cap=5.0,
+        )
+        for question in demo.questions:
+            actions.do_add_question(survey, question)
+        actions.do_open_survey(survey)
+        simulate_responses(survey, demo.true_shares, DEMO_RESPONDENTS, seed=demo.seed)
+        loaded.append((survey, True))
+    return loaded
 
 
 @transaction.atomic
-def simulate_responses(survey: Survey, respondents: int, seed: int) -> None:
+def simulate_responses(survey: Survey, true_shares: list[list[float]], respondents: int, seed: int) -> None:
     """Store reports of simulated respondents, randomized exactly as their browsers would."""
     rng = np.random.default_rng(seed)
     submissions = record_submissions(survey, [None] * respondents)
-    for question, shares in zip(survey.questions.all(), TRUE_SHARES, strict=True):
+    for question, shares in zip(survey.questions.all(), true_shares, strict=True):
         randomization = actions.sync_randomization(question)
         truth = rng.choice(len(shares), size=respondents, p=shares)
         packed = [row.tobytes() for row in randomization.build_mechanism().randomize(truth, rng=rng)]

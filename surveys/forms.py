@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 import ldp
@@ -23,6 +25,16 @@ MAX_HASH_COUNT = 1024
 MAX_SKETCH_WIDTH = 4096
 #: A cap larger than this could not be spent: 64 questions x the largest epsilon is far less.
 MAX_EPSILON_CAP = 1000.0
+
+#: ``_("...%(x)s") % values`` on a lazy string translates at import time, in the default language;
+#: this defers the whole interpolation to when the text is shown.
+interpolate_lazy = lazy(operator.mod, str)
+
+AUTOMATIC_HELP = _(
+    # xgettext:no-python-format ("95 %" is a percentage, not a placeholder)
+    "Automatic picks, for this question's options and ε and the survey's expected respondents, "
+    "the mechanism whose widest 95 % error band is narrowest."
+)
 
 
 class SignUpForm(UserCreationForm):
@@ -83,25 +95,26 @@ class QuestionForm(forms.Form):
         label=_("Options"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=_("One option per line, %(low)s to %(high)s options.") % {"low": MIN_OPTIONS, "high": MAX_OPTIONS},
+        help_text=interpolate_lazy(
+            _("One option per line, %(low)s to %(high)s options."), {"low": MIN_OPTIONS, "high": MAX_OPTIONS}
+        ),
     )
     epsilon = forms.FloatField(
         label=_("Privacy budget ε"),
         initial=1.0,
         min_value=EPSILON_MIN,
         max_value=EPSILON_MAX,
-        help_text=_("Smaller is more private and less accurate; %(low)s to %(high)s.")
-        % {"low": EPSILON_MIN, "high": EPSILON_MAX},
+        help_text=interpolate_lazy(
+            _("Smaller is more private and less accurate; %(low)s to %(high)s."),
+            {"low": EPSILON_MIN, "high": EPSILON_MAX},
+        ),
         widget=forms.NumberInput(attrs={"step": "0.01"}),
     )
     mechanism = forms.ChoiceField(
         label=_("Mechanism"),
         choices=[(AUTOMATIC, _("Automatic: the lowest expected error (recommended)")), *Question.MechanismName.choices],
         initial=AUTOMATIC,
-        help_text=_(
-            "Automatic picks, for this question's options and ε and the survey's expected respondents, "
-            "the mechanism whose widest 95 % error band is narrowest."
-        ),
+        help_text=AUTOMATIC_HELP,
     )
     d = forms.IntegerField(
         label=_("dBitFlip buckets per report (d)"),

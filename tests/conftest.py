@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
 
 @pytest.fixture(autouse=True)
@@ -20,3 +21,11 @@ def _empty_cache():
     yield
     cache.clear()
     _IN_FORCE.clear()
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Start every test in the default language: a request in Korean leaves Korean active in its thread."""
+    translation.deactivate()
+    yield
+    translation.deactivate()

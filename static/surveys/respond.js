@@ -8,6 +8,12 @@
 
 import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
 
+/**
+ * Django's JavaScriptCatalog (loaded before this module) defines gettext; without it, English.
+ * @type {(message: string) => string}
+ */
+const gettext = /** @type {any} */ (globalThis).gettext || ((message) => message);
+
 const form = /** @type {HTMLFormElement | null} */ (document.querySelector("[data-respond-form]"));
 if (form) setUp(form);
 
@@ -36,7 +42,7 @@ function setUp(form) {
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
-      showError(errorBox, form.dataset.messageEmpty || "");
+      showError(errorBox, gettext("Answer at least one question before sending."));
       return;
     }
     submitButton.disabled = true;
@@ -49,13 +55,13 @@ function setUp(form) {
       });
       const data = await response.json().catch(() => ({}));
       if (!response.ok) {
-        showError(errorBox, data.error || form.dataset.messageFailed || "");
+        showError(errorBox, data.error || gettext("Sending failed. Check your connection and try again."));
         submitButton.disabled = false;
         return;
       }
       showReceipt(form, reports, data.receipt);
     } catch {
-      showError(errorBox, form.dataset.messageFailed || "");
+      showError(errorBox, gettext("Sending failed. Check your connection and try again."));
       submitButton.disabled = false;
     }
   });

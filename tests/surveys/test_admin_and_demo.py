@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management import call_command
 from django.urls import reverse
 
-from surveys.demo import DEMO_TITLE
+from surveys.demo import DEMO_RESPONDENTS, DEMO_TITLE, KOREAN
 from surveys.models import Survey
 from tests.base import make_open_survey, make_reports
 
@@ -37,3 +37,15 @@ def test_demo_loads_once(db, capsys):
     assert survey.status == "open"
     assert survey.questions.count() == 3
     assert "Found demo survey" in capsys.readouterr().out
+
+
+def test_demo_has_a_korean_survey_beside_the_english_one_and_prints_both_links(db, capsys):
+    call_command("load_demo", base_url="http://127.0.0.1:8000")
+    out = capsys.readouterr().out
+    korean = Survey.objects.get(title=KOREAN.title)
+    assert korean.status == "open"
+    assert [q.text for q in korean.questions.all()] == [q["text"] for q in KOREAN.questions]
+    assert korean.response_count() == DEMO_RESPONDENTS
+    for survey in Survey.objects.all():
+        assert f"http://127.0.0.1:8000/s/{survey.slug}/" in out
+    assert "demo / murmur-demo" in out
