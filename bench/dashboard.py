@@ -5,7 +5,8 @@
 Builds a scratch database (``murmur_bench_dashboard``), stores N simulated respondents' reports
 (randomized by ldp, loaded with COPY) with their tallies, serves the app with gunicorn
 (production settings, 2 workers), and times over HTTP on loopback the whole-survey results page,
-every question's page, and a live poll that finds nothing new.
+every question's page, the public page, a conditional GET (304) and a live poll that finds nothing
+new; cold (first draw) and warm, with the production cache (Redis by default).
 """
 
 from __future__ import annotations
@@ -105,17 +106,28 @@ def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
     return survey.pk, list(survey.questions.values_list("pk", flat=True)), client.cookies["sessionid"].value
 
 
-def time_get(url: str, cookie: str, repeat: int, headers: dict[str, str] | None = None) -> list[float]:
+def time_get(
+    url: str, cookie: str, repeat: int, headers: dict[str, str] | None = None, warm_up: bool = True
+) -> list[float]:
     timings = []
-    for i in range(repeat + 1):
+    for i in range(repeat + (1 if warm_up else 0)):
         request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}", **(headers or {})})
         started = time.perf_counter()
-        with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
-            response.read()
-            assert response.status in (200, 204), response.status
-        if i:  # the first request warms the worker up
+        try:
+            with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+                response.read()
+                assert response.status in (200, 204), response.status
+        except urllib.error.HTTPError as error:  # urllib raises on 304
+            assert error.code == 304, error.code
+        if i or not warm_up:  # the first request warms the worker up
             timings.append(1000 * (time.perf_counter() - started))
     return timings
+
+
+def etag_of(url: str, cookie: str) -> str:
+    request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}"})
+    with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+        return response.headers["ETag"]
 
 
 def summary(timings: list[float]) -> str:
@@ -128,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responses", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--cache", default="redis://127.0.0.1:6379/2", help="CACHE_URL of the served app")
     args = parser.parse_args()
 
     url = recreate_database(DATABASE)
@@ -136,20 +149,36 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     survey_id, question_ids, cookie = build(args.responses)
-    with gunicorn(url, workers=2) as base:
-        whole = time_get(f"{base}/surveys/{survey_id}/results/", cookie, args.repeat)
-        print(f"whole survey ({len(question_ids)} questions, charts and tables): {summary(whole)}")
+    from surveys.models import Survey
+    from surveys.results import tally_signature
+
+    survey = Survey.objects.get(pk=survey_id)
+    survey.public_results = True
+    survey.save(update_fields=["public_results"])
+    if args.cache.startswith("redis"):
+        import redis
+
+        redis.Redis.from_url(args.cache).flushdb()
+    print(f"cache: {args.cache}; gunicorn 2 workers")
+    with gunicorn(url, workers=2, extra_env={"CACHE_URL": args.cache}) as base:
+        results = f"{base}/surveys/{survey_id}/results/"
+        cold = time_get(results, cookie, 1, warm_up=False)
+        print(f"whole survey, cold (first draw of every estimate and chart): {cold[0]:.0f} ms")
+        whole = time_get(results, cookie, args.repeat)
+        print(f"whole survey ({len(question_ids)} questions, charts and tables), warm: {summary(whole)}")
         per_question = []
         for question_id in question_ids:
-            per_question += time_get(f"{base}/surveys/{survey_id}/results/{question_id}/", cookie, args.repeat)
-        print(f"one question page (all {len(question_ids)} questions, {args.repeat} each): {summary(per_question)}")
-        from surveys.models import Survey
-        from surveys.results import tally_signature
-
-        signature = tally_signature(Survey.objects.get(pk=survey_id))
-        poll = time_get(
-            f"{base}/surveys/{survey_id}/results/?since={signature}", cookie, args.repeat, {"HX-Request": "true"}
+            per_question += time_get(f"{results}{question_id}/", cookie, args.repeat)
+        print(
+            f"one question page (all {len(question_ids)} questions, {args.repeat} each), warm: {summary(per_question)}"
         )
+        public = time_get(f"{base}/r/{survey.slug}/", "", args.repeat)
+        print(f"public results page, warm: {summary(public)}")
+        etag = etag_of(results, cookie)
+        conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag})
+        print(f"whole survey, conditional GET answered 304: {summary(conditional)}")
+        signature = tally_signature(survey)
+        poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"})
         print(f"live poll, nothing new (204): {summary(poll)}")
 
 
