@@ -91,8 +91,8 @@ def clamped_geometric_log_ratio(weights: np.ndarray) -> float:
     grid = len(w) - 1
     if any(a < b for a, b in zip(w[:-2], w[1:-1], strict=True)):
         raise ValueError("geometric weights must decrease")
-    ends = math.log(sum(w)) - math.log(w[grid])
-    inside = math.log(w[0]) - math.log(w[grid - 1]) if grid >= 2 else 0.0
+    ends = math.log(sum(w) / w[grid])
+    inside = math.log(w[0] / w[grid - 1]) if grid >= 2 else 0.0
     return max(ends, inside)
 
 

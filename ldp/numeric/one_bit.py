@@ -123,7 +123,7 @@ class OneBitMean(NumericMechanism):
         return (1 - one) * self.decode[0] ** 2 + one * self.decode[1] ** 2
 
     def worst_case_log_ratio(self) -> float:
-        return math.log(self.denominator - self.base) - math.log(self.base)
+        return math.log((self.denominator - self.base) / self.base)
 
 
 @dataclass(frozen=True, eq=False)

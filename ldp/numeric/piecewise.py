@@ -160,7 +160,7 @@ class PiecewiseMean(NumericMechanism):
         return ((self.high - self.low) * window_sum + self.low * cumulative[-1]) / self.row_total
 
     def worst_case_log_ratio(self) -> float:
-        return math.log(self.high) - math.log(self.low)
+        return math.log(self.high / self.low)
 
 
 @dataclass(frozen=True, eq=False)
