@@ -198,3 +198,26 @@ def test_one_report_uses_the_worst_case_variance():
     mechanism = OneBitMean(lo=0, hi=1, epsilon=1.0)
     estimate = mechanism.estimate(mechanism.tally(mechanism.randomize([0.5], rng=1)))
     assert estimate.standard_error == pytest.approx(estimate.expected_standard_error)
+
+
+@pytest.mark.parametrize("name", ["laplace", "piecewise", "hybrid"])
+def test_distribution_estimate_recovers_a_two_peaked_population(name):
+    # 30 % of respondents answer 2 and 70 % answer 7 on a 0-10 scale; five bins of width 2.
+    mechanism = make_numeric_mechanism(name, lo=0, hi=10, epsilon=3.0, grid=10)
+    values = np.repeat([2.0, 7.0], [30_000, 70_000])
+    estimate = mechanism.estimate_distribution(mechanism.tally(mechanism.randomize(values, rng=21)), bins=5)
+    np.testing.assert_allclose(estimate.edges, [0, 2, 4, 6, 8, 10])
+    np.testing.assert_allclose(estimate.proportions, [0, 0.3, 0, 0.7, 0], atol=0.05)
+    assert estimate.proportions.sum() == pytest.approx(1)
+    per_point = mechanism.estimate_distribution(mechanism.tally(mechanism.randomize(values, rng=22)))
+    assert per_point.proportions.size == 11 and per_point.edges[1] == pytest.approx(0.5)
+    assert per_point.proportions[[2, 7]].sum() > 0.8
+
+
+def test_one_bit_reports_do_not_give_a_distribution():
+    mechanism = OneBitMean(lo=0, hi=1, epsilon=1.0)
+    with pytest.raises(ValueError, match="one bit"):
+        mechanism.estimate_distribution(mechanism.tally(mechanism.randomize([0.5], rng=1)))
+    laplace = LaplaceMean(lo=0, hi=1, epsilon=1.0, grid=4)
+    with pytest.raises(ValueError, match="bins"):
+        laplace.estimate_distribution(laplace.tally(laplace.randomize([0.5], rng=1)), bins=6)
