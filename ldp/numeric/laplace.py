@@ -17,6 +17,8 @@ ends by their conditional means (the geometric tail is memoryless, so they do no
     decode[0] = -q / (1 - q),   decode[G] = G + q / (1 - q),   decode[y] = y otherwise,
 
 is unbiased, E[decode[Y] | k] = k, and by Jensen's inequality varies less than unclamped k + Z.
+(Exactly so for the real geometric law; for the integer weights actually sampled the bias is the
+weights' rounding, below 1e-9 of the decoder's range, which the tests check by enumeration.)
 
 Privacy (exact, for the integer weights actually used): rows are shifts of the same noise, so
 for 0 < y < G the worst ratio is w(0) / w(G - 1) = q^-(G - 1), and at the ends it is
