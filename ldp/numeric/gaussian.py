@@ -42,6 +42,8 @@ from ldp.privacy import gdp_mu
 
 __all__ = ["GaussianMean", "discrete_gaussian_delta"]
 
+#: Largest noise reach M (in grid steps) of a spec: the browser receives M + 1 weights.
+MAX_REACH = 20_000
 DELTA_MIN = 1e-12
 DELTA_MAX = 0.1
 
@@ -103,6 +105,10 @@ class GaussianMean(NumericMechanism):
             scale *= 1.001
         else:  # pragma: no cover
             raise RuntimeError("could not calibrate the discrete Gaussian")
+        if weights.size > MAX_REACH:
+            raise ValueError(
+                f"grid {self.grid} needs noise over {weights.size} steps at mu = {mu:.4g}; choose a coarser grid"
+            )
         object.__setattr__(self, "noise_scale", scale)
         object.__setattr__(self, "noise_weights", weights)
 

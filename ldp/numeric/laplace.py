@@ -23,8 +23,8 @@ weights' rounding, below 1e-9 of the decoder's range, which the tests check by e
 Privacy (exact, for the integer weights actually used): rows are shifts of the same noise, so
 for 0 < y < G the worst ratio is w(0) / w(G - 1) = q^-(G - 1), and at the ends it is
 S(0) / S(G) = q^-G = e^epsilon, with S(k) = sum_{j >= k} w(j) the clamped tail. The weights are
-integers out of 2^52; q is lowered by about 1e-14 when needed so that the integers' worst
-ratio stays <= e^epsilon (:meth:`LaplaceMean.worst_case_log_ratio` computes it).
+integers out of 2^52; q is lowered by about G * 1e-15 in epsilon when needed so that the
+integers' worst ratio stays <= e^epsilon (:meth:`LaplaceMean.worst_case_log_ratio` computes it).
 
 References
 ----------
@@ -76,7 +76,8 @@ def laplace_noise_weights(epsilon: float, grid: int) -> tuple[np.ndarray, float]
             raise ValueError(f"epsilon {epsilon} is too large for grid {grid}")
         if clamped_geometric_within(weights, epsilon):
             return weights, q
-        target -= max(clamped_geometric_log_ratio(weights) - epsilon, 0.0) + 1e-14
+        # q carries a relative float error of ~1e-16, which q^-G multiplies by G: step past it.
+        target -= max(clamped_geometric_log_ratio(weights) - epsilon, 0.0) + 1e-15 * grid
     raise RuntimeError("could not quantize the geometric weights")  # pragma: no cover
 
 
@@ -163,8 +164,17 @@ class LaplaceMean(NumericMechanism):
         return [[int(v) for v in row] for row in self._integer_table]
 
     def grid_second_moments(self) -> np.ndarray:
-        table = self._integer_table / symmetric_total(self.noise_weights)
-        return table @ self.decode**2
+        # Interior reports: sum_{0<y<G} w(|y - k|) y^2, a convolution; the ends: S(k) and S(G - k).
+        w = self.noise_weights.astype(float)
+        g = self.grid
+        squares = np.arange(g + 1, dtype=float) ** 2
+        squares[[0, g]] = 0
+        two_sided = np.concatenate([w[:0:-1], w])  # w(|z|) for z = -G..G
+        inside = np.convolve(squares, two_sided)[g : 2 * g + 1]
+        tails = np.cumsum(w[::-1])[::-1]
+        k = np.arange(g + 1)
+        ends = tails[k] * self.decode[0] ** 2 + tails[g - k] * self.decode[g] ** 2
+        return (inside + ends) / symmetric_total(self.noise_weights)
 
     def worst_case_log_ratio(self) -> float:
         return clamped_geometric_log_ratio(self.noise_weights)

@@ -38,7 +38,7 @@ const TWO_POW_32 = 4294967296;
 const TWO_POW_53 = 9007199254740992;
 const EPSILON_MIN = 0.01;
 const EPSILON_MAX = 10;
-const MAX_GRID = 100000;
+const MAX_GRID = 4096;
 // Float slack when comparing a ratio of integers with e^epsilon (the server decides it exactly).
 const RATIO_SLACK = 1e-12;
 

@@ -71,7 +71,7 @@ def test_closed_form_epsilon_at_every_budget(cls, epsilon):
     assert mechanism.epsilon - 1e-9 <= mechanism.worst_case_log_ratio() <= mechanism.epsilon + 1e-15
 
 
-@pytest.mark.parametrize("grid", [1, 7, 100, 1000])
+@pytest.mark.parametrize("grid", [1, 7, 100, 1000, 4096])
 @pytest.mark.parametrize("epsilon", [EPSILON_MIN, 1.0, EPSILON_MAX])
 def test_laplace_closed_form_is_decided_exactly_for_general_grids(epsilon, grid):
     mechanism = LaplaceMean(lo=0, hi=1, epsilon=epsilon, grid=grid)

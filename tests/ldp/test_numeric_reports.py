@@ -221,3 +221,12 @@ def test_one_bit_reports_do_not_give_a_distribution():
     laplace = LaplaceMean(lo=0, hi=1, epsilon=1.0, grid=4)
     with pytest.raises(ValueError, match="bins"):
         laplace.estimate_distribution(laplace.tally(laplace.randomize([0.5], rng=1)), bins=6)
+
+
+def test_grids_are_bounded_so_tables_stay_small():
+    with pytest.raises(ValueError, match="grid"):
+        LaplaceMean(lo=0, hi=1, epsilon=1.0, grid=4097)
+    with pytest.raises(ValueError, match="coarser grid"):
+        GaussianMean(lo=0, hi=1, epsilon=0.01, grid=100)
+    # The finest Laplace grid's variances come from a convolution, not a (G + 1)^2 table.
+    assert LaplaceMean(lo=0, hi=1, epsilon=1.0, grid=4096).grid_variances().shape == (4097,)
