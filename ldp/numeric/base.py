@@ -234,6 +234,15 @@ class NumericMechanism(ABC):
         """Closed-form max over reports y and grid points k, k' of ln(P(y | k) / P(y | k'))."""
 
     # -- shared machinery ---------------------------------------------------------------------
+    def privacy_guarantee(self) -> tuple[float, float]:
+        """(epsilon, delta) one report satisfies: delta = 0 except for the Gaussian mechanism.
+
+        >>> from ldp.numeric import PiecewiseMean
+        >>> PiecewiseMean(lo=0, hi=1, epsilon=1.0).privacy_guarantee()
+        (1.0, 0.0)
+        """
+        return self.epsilon, 0.0
+
     @property
     def step(self) -> float:
         """Grid step (hi - lo) / G in the question's units."""

@@ -122,6 +122,10 @@ class GaussianMean(NumericMechanism):
         e = self.epsilon if epsilon is None else epsilon
         return max(discrete_gaussian_delta(weights, shift, e) for shift in range(1, self.grid + 1))
 
+    def privacy_guarantee(self) -> tuple[float, float]:
+        """(epsilon, delta): not pure epsilon; say so wherever the budget is shown."""
+        return self.epsilon, self.delta
+
     def delta_at(self, epsilon: float) -> float:
         """Exact delta(epsilon) of the integer table actually sampled (worst pair of grid points)."""
         return self._table_delta(self.noise_weights, epsilon)

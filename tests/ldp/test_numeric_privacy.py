@@ -173,3 +173,9 @@ def test_gaussian_mixtures_of_grid_rows_keep_delta():
     for _ in range(50):
         a, b = (w @ rows for w in rng.dirichlet(np.ones(rows.shape[0]), size=2))
         assert np.maximum(a - math.e * b, 0).sum() <= 1e-5
+
+
+def test_the_stated_guarantee_names_delta_only_for_the_gaussian():
+    assert GaussianMean(lo=0, hi=1, epsilon=1.0, delta=1e-6).privacy_guarantee() == (1.0, 1e-6)
+    for cls in PURE:
+        assert cls(lo=0, hi=1, epsilon=2.0).privacy_guarantee() == (2.0, 0.0)
