@@ -3,7 +3,8 @@
 survey: seed 004's survey experiment (Fig. 15, Fig. 16, Table 2), with k-RR and Murmur's
 estimators added and the advisor checked against it. substitution: seed 001's random-substitution
 experiments (Fig. 4-6). central: seed 002's central-DP utility study (Laplace, Gaussian and
-Gaussian-DP noise; Modips).
+Gaussian-DP noise; Modips). numeric: mean estimation on a numeric question with every numeric
+mechanism against the analytic variances and Wang et al.'s Duchi/Piecewise crossover.
 
 The computations use numpy and scipy only; figures are drawn with matplotlib, imported only by
 the functions that draw them.

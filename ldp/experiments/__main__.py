@@ -1,7 +1,7 @@
-"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|adjustment|all].
+"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|adjustment|numeric|all].
 
 Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 20 Modips runs;
-coverage of Murmur's bands: 2000; consistency adjustments: 200);
+coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -12,14 +12,14 @@ import argparse
 import time
 from pathlib import Path
 
-from ldp.experiments import adjustment, central, coverage, substitution, survey
+from ldp.experiments import adjustment, central, coverage, numeric, substitution, survey
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "experiment",
-        choices=["survey", "substitution", "central", "coverage", "adjustment", "all"],
+        choices=["survey", "substitution", "central", "coverage", "adjustment", "numeric", "all"],
         nargs="?",
         default="all",
     )
@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    everything = ["survey", "substitution", "central", "coverage", "adjustment"]
+    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric"]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
         started = time.perf_counter()
@@ -37,6 +37,8 @@ def main() -> None:
             substitution.run(args.out, repetitions=max(1, substitution.REPETITIONS // scale))
         elif name == "coverage":
             coverage.run(args.out, repetitions=2000 // scale)
+        elif name == "numeric":
+            print(numeric.markdown(numeric.run(args.out, repetitions=2000 // scale)))
         elif name == "adjustment":
             print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
         else:

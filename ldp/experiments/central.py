@@ -32,7 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
+
+from ldp.privacy import gdp_delta
+from ldp.privacy import gdp_mu as privacy_gdp_mu
 
 EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 3.0)
 DELTA = 1e-5
@@ -78,18 +81,13 @@ def sample_laplace(
 # -- Gaussian DP ----------------------------------------------------------------------------------
 
 
-def gdp_delta(epsilon: float, mu: float) -> float:
-    """delta(epsilon) of a mu-GDP mechanism: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
-    return float(stats.norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
-
-
 def gdp_mu(epsilon: float, delta: float = DELTA) -> float:
-    """The mu whose mu-GDP mechanism is exactly (epsilon, delta)-DP (delta grows with mu).
+    """The mu whose mu-GDP mechanism is exactly (epsilon, delta)-DP: :func:`ldp.privacy.gdp_mu`.
 
     >>> round(gdp_mu(1.0), 4)
     0.2681
     """
-    return float(optimize.brentq(lambda mu: gdp_delta(epsilon, mu) - delta, 1e-6, 50.0, xtol=1e-14, rtol=1e-14))
+    return privacy_gdp_mu(epsilon, delta)
 
 
 def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:

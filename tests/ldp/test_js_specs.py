@@ -5,3 +5,7 @@ from tests.js import make_specs
 
 def test_the_javascript_tests_use_the_specs_ldp_makes_now():
     assert make_specs.PATH.read_text() == make_specs.render(), "run: python -m tests.js.make_specs"
+
+
+def test_the_javascript_tests_use_the_numeric_tables_ldp_makes_now():
+    assert make_specs.TABLES_PATH.read_text() == make_specs.render_tables(), "run: python -m tests.js.make_specs"
