@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from config.env import envcache
 from surveys import actions, charts
-from surveys.models import Submission, TallyCell
+from surveys.models import Report, Submission, TallyCell
 from surveys.submissions import new_token
 from tests.base import make_question, make_reports, make_survey, stored_tally, tally_of_reports
 
@@ -194,3 +194,13 @@ def test_an_unknown_cache_url_is_refused(monkeypatch):
     monkeypatch.setenv("CACHE_URL", "memcached://x")
     with pytest.raises(ImproperlyConfigured, match="CACHE_URL"):
         envcache("CACHE_URL", "locmem://")
+
+
+def test_the_answer_page_says_what_the_server_keeps(client, organizer):
+    survey = survey_with(organizer, 1)
+    html = client.get(reverse("respond", args=[survey.slug])).content.decode()
+    statement = html[html.index("data-server-keeps") :]
+    assert "random identifier, the hour" in statement and "no IP address" in statement
+    fields = {f.name for f in Submission._meta.concrete_fields} | {f.name for f in Report._meta.concrete_fields}
+    # Exactly what the statement names, plus the links between the rows.
+    assert fields == {"id", "survey", "received_hour", "nonce", "submission", "question", "randomization", "packed"}
