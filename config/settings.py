@@ -80,6 +80,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Take the write lock when a transaction starts, so concurrent read-modify-write of a tally
     # waits instead of failing or losing an update.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
+# Optional streaming replica for the results pages (surveys/replica.py); writes and the builder
+# always use the primary. In tests the replica mirrors the primary's connection.
+if os.getenv("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(
+        os.environ["DATABASE_REPLICA_URL"], conn_max_age=envint("CONN_MAX_AGE", "0")
+    )
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["surveys.replica.ResultsReplicaRouter"]
+# Behind PgBouncer in transaction mode a server-side cursor cannot outlive its transaction.
+for _database in DATABASES.values():
+    _database["DISABLE_SERVER_SIDE_CURSORS"] = envbool("DATABASE_POOLER", "false")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

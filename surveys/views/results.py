@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET
 from surveys import charts, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
 from surveys.models import Question, Report, Survey
+from surveys.replica import reads_results
 from surveys.results import CACHE_SECONDS, ESTIMATE_KINDS, QuestionResult, SurveyState, randomization_digest
 
 DASHBOARD = "surveys/results.html"
@@ -147,6 +148,7 @@ def _digest(text: str) -> str:
 
 @login_required
 @require_GET
+@reads_results
 def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind = estimate_kind(request)
@@ -167,6 +169,7 @@ def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
+@reads_results
 def question_results(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
@@ -193,6 +196,7 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
 
 
 @require_GET
+@reads_results
 def public_results(request: HttpRequest, slug: str) -> HttpResponse:
     """The read-only published results: estimates and charts come from the cache once drawn."""
     survey = get_survey_by_share_slug(slug)
@@ -270,6 +274,7 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
 
 @login_required
 @require_GET
+@reads_results
 def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     rows = list(estimate_rows(survey))
