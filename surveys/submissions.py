@@ -185,23 +185,47 @@ def _parse_item(item: Any, position: int, in_force: dict[int, Randomization | No
     return ParsedReport(question, randomization, packed)
 
 
-@transaction.atomic
 def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport]) -> Submission:
-    """Store a parsed submission and add it to the tallies; all or nothing, in constant queries."""
-    if survey.response_limit is not None:
-        # Count and insert under the survey's row lock, so the limit cannot be overshot. Only
-        # surveys with a limit pay for this: their respondents queue on the survey row.
-        survey = Survey.objects.select_for_update().get(pk=survey.pk)
-        if survey.response_count() >= survey.response_limit:
-            raise SubmissionError(403, _("This survey is not accepting responses."))
-    lock_randomizations(survey, [r.randomization for r in reports])
-    shard = tallies.pick_shard()
+    """Store a parsed submission and add it to the tallies; all or nothing, in constant queries.
+
+    PostgreSQL: one statement (:data:`SUBMIT_SQL`), which is its own transaction, unless the
+    survey has a response limit. Elsewhere: a ``BEGIN IMMEDIATE`` transaction of five statements.
+    """
     submission = Submission(survey=survey, nonce=nonce, received_hour=hour_now())
+    shard = tallies.pick_shard()
     rows = tallies.merge_rows(row for r in reports for row in tallies.tally_rows(r.randomization, [r.packed], shard))
-    store = _store_in_one_statement if connection.vendor == "postgresql" else _store_statement_by_statement
-    if not store(submission, reports, rows, shard):
-        raise SubmissionError(409, _("These answers were already sent."))
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            _check_response_limit(survey)
+            lock_randomizations(survey, [r.randomization for r in reports])
+            if not _store_statement_by_statement(submission, reports, rows, shard):
+                raise SubmissionError(409, _("These answers were already sent."))
+        return submission
+    if survey.response_limit is None and not connection.in_atomic_block:
+        _submit_in_one_statement(submission, reports, rows, shard)  # autocommit: its own transaction
+    else:  # (inside a caller's transaction, a savepoint keeps a failed statement from poisoning it)
+        with transaction.atomic():
+            _check_response_limit(survey)
+            _submit_in_one_statement(submission, reports, rows, shard)
     return submission
+
+
+def _check_response_limit(survey: Survey) -> None:
+    """Under the survey's row lock, refuse a submission past the response limit (call in a transaction).
+
+    Only surveys with a limit pay for this lock: their respondents queue on the survey row, so that
+    the count and the insert cannot interleave and overshoot the limit.
+    """
+    if survey.response_limit is None:
+        return
+    survey = Survey.objects.select_for_update().get(pk=survey.pk)
+    if survey.response_count() >= survey.response_limit:
+        raise SubmissionError(403, _("This survey is not accepting responses."))
+
+
+def report_ids(count: int) -> list[int]:
+    """Random ids for a submission's reports."""
+    return [random_id() for _ in range(count)]
 
 
 def _store_statement_by_statement(
@@ -211,72 +235,106 @@ def _store_statement_by_statement(
     if not insert_unless_replayed(submission):
         return False
     Report.objects.bulk_create(
-        Report(submission=submission, question=r.question, randomization=r.randomization, packed=r.packed)
-        for r in reports
+        Report(id=pk, submission=submission, question=r.question, randomization=r.randomization, packed=r.packed)
+        for pk, r in zip(report_ids(len(reports)), reports, strict=True)
     )
     tallies.add_rows(rows)
     tallies.count_responses(submission.survey, submission.received_hour, 1, shard)
     return True
 
 
-#: PostgreSQL: the four writes of a submission as one statement (data-modifying CTEs). The tally
-#: and counter upserts run only if the submission row was inserted, i.e. its nonce was new.
-STORE_SQL = """
-WITH s AS (
-  INSERT INTO surveys_submission (id, survey_id, received_hour, nonce) VALUES (%s, %s, %s, %s)
+#: PostgreSQL: a whole submission as one statement of data-modifying CTEs, atomic by itself.
+#: ``locked`` share-locks the randomizations reported to (``FOR KEY SHARE``: respondents never wait
+#: for each other, but an edit's ``FOR UPDATE`` excludes them; a row an edit retired while we waited
+#: is re-read, retired). The submission is inserted only if every randomization is in force and
+#: the survey open, and only if its nonce is new; reports, tally cells and the hourly count follow
+#: only if it was inserted. The verdict comes back so the refusal can say why.
+SUBMIT_SQL = """
+WITH locked AS (
+  SELECT r.retired, s.status, (s.closes_at IS NOT NULL AND s.closes_at <= %(now)s) AS closed
+  FROM surveys_randomization r
+  JOIN surveys_question q ON q.id = r.question_id
+  JOIN surveys_survey s ON s.id = q.survey_id
+  WHERE s.id = %(survey)s AND r.id = ANY(%(randomizations)s::bigint[])
+  ORDER BY r.id
+  FOR KEY SHARE OF r
+), verdict AS (
+  SELECT count(*) AS found,
+         count(*) FILTER (WHERE retired) AS retired,
+         count(*) FILTER (WHERE status <> 'open' OR closed) AS shut
+  FROM locked
+), s AS (
+  INSERT INTO surveys_submission (id, survey_id, received_hour, nonce)
+  SELECT %(id)s, %(survey)s, %(hour)s, %(nonce)s FROM verdict
+  WHERE found = %(expected)s AND retired = 0 AND shut = 0
   ON CONFLICT (nonce) DO NOTHING RETURNING id
 ), r AS (
   INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed)
   SELECT v.id, s.id, v.question, v.randomization, v.packed
-  FROM s, unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[]) AS v(id, question, randomization, packed)
+  FROM s, unnest(%(report_ids)s::bigint[], %(questions)s::bigint[], %(report_randomizations)s::bigint[],
+                 %(packed)s::bytea[]) AS v(id, question, randomization, packed)
 ), c AS (
   INSERT INTO surveys_tallycell (randomization_id, shard, cell, count)
-  SELECT * FROM unnest(%s::bigint[], %s::smallint[], %s::integer[], %s::bigint[])
+  SELECT * FROM unnest(%(cell_randomizations)s::bigint[], %(cell_shards)s::smallint[], %(cells)s::integer[],
+                       %(increments)s::bigint[])
   WHERE EXISTS (SELECT 1 FROM s)
   ON CONFLICT (randomization_id, shard, cell) DO UPDATE SET count = surveys_tallycell.count + excluded.count
 ), h AS (
   INSERT INTO surveys_hourlyresponses (survey_id, hour, shard, count)
-  SELECT %s, %s, %s, 1 WHERE EXISTS (SELECT 1 FROM s)
+  SELECT %(survey)s, %(hour)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
   ON CONFLICT (survey_id, hour, shard) DO UPDATE SET count = surveys_hourlyresponses.count + 1
 )
-SELECT count(*) FROM s
+SELECT (SELECT count(*) FROM s), found, retired, shut FROM verdict
 """
 
 
-def _store_in_one_statement(
+def _submit_in_one_statement(
     submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, ...]], shard: int
-) -> bool:
-    report_columns = [
-        [random_id() for _ in reports],
-        [r.question.pk for r in reports],
-        [r.randomization.pk for r in reports],
-        [r.packed for r in reports],
-    ]
-    cell_columns = [list(column) for column in zip(*rows, strict=True)]
-    params = [submission.pk, submission.survey_id, submission.received_hour, submission.nonce]
-    params += [*report_columns, *cell_columns, submission.survey_id, submission.received_hour, shard]
+) -> None:
+    randomizations = sorted({r.randomization.pk for r in reports})
+    cell_randomizations, cell_shards, cells, increments = (list(c) for c in zip(*rows, strict=True))
+    params = {
+        "now": timezone.now(),
+        "survey": submission.survey_id,
+        "randomizations": randomizations,
+        "expected": len(randomizations),
+        "id": submission.pk,
+        "hour": submission.received_hour,
+        "nonce": submission.nonce,
+        "report_ids": report_ids(len(reports)),
+        "questions": [r.question.pk for r in reports],
+        "report_randomizations": [r.randomization.pk for r in reports],
+        "packed": [r.packed for r in reports],
+        "cell_randomizations": cell_randomizations,
+        "cell_shards": cell_shards,
+        "cells": cells,
+        "increments": increments,
+        "shard": shard,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(STORE_SQL, params)
-        return bool(cursor.fetchone()[0])
+        cursor.execute(SUBMIT_SQL, params)
+        inserted, found, retired, shut = cursor.fetchone()
+    if shut:
+        raise SubmissionError(403, _("This survey is not accepting responses."))
+    if found != len(randomizations) or retired:
+        raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
+    if not inserted:
+        raise SubmissionError(409, _("These answers were already sent."))
 
 
 def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> None:
-    """Share-lock the randomizations a submission reports to, and check they still take reports.
+    """Check, inside the submission's transaction, that its randomizations still take reports.
 
-    ``FOR KEY SHARE`` does not make respondents wait for each other, but an edit that retires a
-    randomization locks it ``FOR UPDATE`` first: the edit waits for submissions in flight, and a
-    submission that arrives during the edit waits for it, then sees the randomization retired
-    (PostgreSQL re-reads a locked row after the lock holder commits) and is refused. SQLite runs
-    every write transaction alone (``BEGIN IMMEDIATE``), which serializes the same way. The same
-    query re-reads whether the survey is still open.
+    The statement-by-statement path (SQLite). SQLite runs every write transaction alone
+    (``BEGIN IMMEDIATE``), so this read cannot interleave with an edit; PostgreSQL share-locks and
+    checks inside :data:`SUBMIT_SQL` instead. The same query re-reads whether the survey is open.
     """
     ids = sorted({r.pk for r in randomizations})
-    lock = " FOR KEY SHARE OF r" if connection.vendor == "postgresql" else ""
     sql = (
         "SELECT r.retired, s.status, CASE WHEN s.closes_at <= %s THEN 1 ELSE 0 END "
         "FROM surveys_randomization r JOIN surveys_question q ON q.id = r.question_id "
         "JOIN surveys_survey s ON s.id = q.survey_id "
-        f"WHERE s.id = %s AND r.id IN ({', '.join(['%s'] * len(ids))}) ORDER BY r.id{lock}"
+        f"WHERE s.id = %s AND r.id IN ({', '.join(['%s'] * len(ids))})"
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
