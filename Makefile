@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean
+.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean
 
 # Two stamps: `make run` needs only the runtime dependencies; tests and tools add the dev ones.
 $(VENV)/.installed-runtime: requirements.txt
@@ -68,6 +68,12 @@ i18n-check: install  ## fails if makemessages would change a catalog, a ko messa
 
 bench: install  ## benchmarks; results are written down in docs/benchmarks.md
 	$(PY) -m bench.mechanisms
+
+bench-submit: install  ## Murmur's submit endpoint vs a bare baseline view (wrk, gunicorn, PostgreSQL on 127.0.0.1)
+	$(PY) -m bench.submit
+
+bench-dashboard: install  ## results pages at 1,000,000 responses (PostgreSQL, Redis on 127.0.0.1)
+	$(PY) -m bench.dashboard
 
 PEERS_VENV := bench/.venv-peers
 
