@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -109,6 +110,14 @@ class HadamardCountMeanSketch(HashedSketch):
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         a = self.response_matrix
         return self.scale**2 * a - (a * frequencies) @ a.T
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # diag(A^-1 (c^2 A - A diag(f) A^T) A^-T) = c^2 diag(A^-1) - f.
+        return self.scale**2 * np.diagonal(self._inverse_response) - self._shares(frequencies)
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        return self.scale**2 * np.diagonal(self._inverse_response)[:, None] - np.eye(self.k)
 
     def worst_case_log_ratio(self) -> float:
         return math.log(self.keep_probability / (1 - self.keep_probability))
