@@ -69,7 +69,7 @@ __all__ = [
 
 MERSENNE_PRIME = 2**31 - 1
 MAX_HASH_COUNT = 2**16
-MAX_WIDTH = 4096
+MAX_WIDTH = 4096  # cells fit 16 bits (SketchFamily sorts them as int16)
 _CHUNK = 1 << 15
 _ENUMERATION_LIMIT = 200_000
 
@@ -118,24 +118,28 @@ class SketchFamily:
         """Per entry in cell order: its option, its cell number (0, 1, ... over occupied cells), its key."""
         hash_count, k = self.hash_table.shape
         width = int(self.hash_table.max()) + 1
-        keys = (np.arange(hash_count, dtype=np.int64)[:, None] * width + self.hash_table).ravel()
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
+        # Each hash function's row sorted by cell (a radix sort on 16-bit cells), rows in order of j.
+        order = np.argsort(self.hash_table.astype(np.int16), axis=1, kind="stable")
+        cells = np.take_along_axis(self.hash_table, order, axis=1)
+        keys = (np.arange(hash_count, dtype=np.int64)[:, None] * width + cells).ravel()
         cell = np.concatenate([[0], np.cumsum(keys[1:] != keys[:-1])])
-        return order % k, cell, keys
+        return order.ravel(), cell, keys
 
     @cached_property
     def _pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every unordered pair of distinct options sharing a cell: (option, other option, cell number)."""
         option, cell, _ = self._sorted
         first, second, where = [], [], []
-        for offset in range(1, option.size):
-            same = cell[:-offset] == cell[offset:]
-            if not same.any():  # cells are contiguous runs: no pair this far apart, none farther
-                break
-            first.append(option[:-offset][same])
-            second.append(option[offset:][same])
-            where.append(cell[:-offset][same])
+        # Entries i and i + offset share a cell only if i and i + offset - 1 do: follow those.
+        start = np.flatnonzero(cell[:-1] == cell[1:])
+        offset = 1
+        while start.size:
+            first.append(option[start])
+            second.append(option[start + offset])
+            where.append(cell[start])
+            offset += 1
+            start = start[start + offset < cell.size]
+            start = start[cell[start] == cell[start + offset]]
         empty = np.zeros(0, dtype=np.int64)
         return tuple(np.concatenate(part) if part else empty for part in (first, second, where))  # type: ignore[return-value]
 
