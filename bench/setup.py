@@ -1,18 +1,20 @@
 """Set-up cost of every mechanism and of the advisor, for k = 2 ... 256 options.
 
-    python -m bench.setup [--ks 2,16,64,128,256] [--timeout S] [--reports N]
+    python -m bench.setup [--ks 2,16,64,128,256] [--timeout S] [--reports N] [--repeat R]
 
 For each mechanism at the advisor's default parameters (CMS and HCMS in the survey setting,
 512 hash functions and m = 128; dBitFlip for every d from 1 to k, the slowest d shown) and each k:
 ``make_mechanism`` (set-up), ``client_spec()``, ``estimate(tally)``, ``covariance(f, n)`` at evenly
 spread answers, and ``consistent_estimate(tally, "auto")``, in that order, on a tally of N
 randomized reports (ε = 1). Then ``ldp.advisor.recommend(k, epsilon, 1000)``: cold (every cache
-cleared, in a fresh process), warm (the same call again), warm at another n, and the slowest cold
-call over an ε grid from 0.01 to 10.
+cleared), warm (the same call again), warm at another n, and the slowest cold call over an ε
+grid from 0.01 to 10.
 
-Every case runs in its own process, timed from inside it, so that the first call pays for
-everything it computes and a case that takes too long is cut off at ``--timeout`` seconds
-(shown as "> S s"); the remaining steps of that case are then not measured ("–").
+Every case runs in its own process, timed from inside it, and a case that takes too long is cut
+off at ``--timeout`` seconds (shown as "> S s"; the remaining steps of that case are then not
+measured, "–"). Each time is the best of R runs, each one cold: the package's caches are cleared
+and the mechanism is built anew before every run (the machine is shared, and single runs catch
+other processes' bursts); "warm" repeats a call whose result is cached.
 """
 
 from __future__ import annotations
@@ -63,59 +65,72 @@ def timed(step: str, work: Any) -> Any:
     return result
 
 
-def time_steps(name: str, k: int, params: dict[str, Any], values: np.ndarray) -> dict[str, float]:
-    """The steps of STEPS for one mechanism setting, in order, each timed once."""
+def time_steps(name: str, k: int, params: dict[str, Any], values: np.ndarray, repeat: int) -> dict[str, float]:
+    """The steps of STEPS for one mechanism setting, in order: the best of ``repeat`` cold runs each.
+
+    Every run clears the package's caches and builds a new mechanism, so that each one pays for
+    everything the first call in a fresh process pays for.
+    """
     from ldp import make_mechanism
 
-    times: dict[str, float] = {}
-    start = time.perf_counter()
-    mechanism = make_mechanism(name, k=k, epsilon=1.0, **params)
-    times["setup"] = time.perf_counter() - start
-    start = time.perf_counter()
-    mechanism.client_spec()
-    times["client_spec"] = time.perf_counter() - start
-    tally = mechanism.tally(mechanism.randomize(values, rng=1))
-    start = time.perf_counter()
-    mechanism.estimate(tally)
-    times["estimate"] = time.perf_counter() - start
-    start = time.perf_counter()
-    mechanism.covariance(np.full(k, 1.0 / k), values.size)
-    times["covariance"] = time.perf_counter() - start
-    start = time.perf_counter()
-    mechanism.consistent_estimate(tally, "auto")
-    times["auto"] = time.perf_counter() - start
-    return times
+    best = dict.fromkeys(STEPS, float("inf"))
+    for _ in range(repeat):
+        clear_caches()
+        times: dict[str, float] = {}
+        start = time.perf_counter()
+        mechanism = make_mechanism(name, k=k, epsilon=1.0, **params)
+        times["setup"] = time.perf_counter() - start
+        start = time.perf_counter()
+        mechanism.client_spec()
+        times["client_spec"] = time.perf_counter() - start
+        tally = mechanism.tally(mechanism.randomize(values, rng=1))
+        start = time.perf_counter()
+        mechanism.estimate(tally)
+        times["estimate"] = time.perf_counter() - start
+        start = time.perf_counter()
+        mechanism.covariance(np.full(k, 1.0 / k), values.size)
+        times["covariance"] = time.perf_counter() - start
+        start = time.perf_counter()
+        mechanism.consistent_estimate(tally, "auto")
+        times["auto"] = time.perf_counter() - start
+        best = {step: min(best[step], times[step]) for step in STEPS}
+    return best
 
 
-def run_mechanism(name: str, k: int, reports: int) -> None:
+def run_mechanism(name: str, k: int, reports: int, repeat: int) -> None:
     """One case: the steps of STEPS for one mechanism and k (dBitFlip: the slowest d per step)."""
     values = np.random.default_rng(0).integers(0, k, size=reports)
     if name != "dbitflip":
-        for step, seconds in time_steps(name, k, MECHANISMS_BY_NAME[name], values).items():
+        for step, seconds in time_steps(name, k, MECHANISMS_BY_NAME[name], values, repeat).items():
             emit(step, seconds)
         return
     worst = dict.fromkeys(STEPS, 0.0)
     for d in range(1, k + 1):
         # The slowest d so far, after each d, so that a run cut off still says something.
-        for step, seconds in time_steps(name, k, {"d": d}, values).items():
+        for step, seconds in time_steps(name, k, {"d": d}, values, repeat).items():
             worst[step] = max(worst[step], seconds)
             emit(step, worst[step])
         emit("d_done", d)
 
 
-def run_advisor(k: int) -> None:
+def best_time(work: Any, repeat: int, cold: bool) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        if cold:
+            clear_caches()
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def run_advisor(k: int, repeat: int) -> None:
     from ldp import advisor
 
-    clear_caches()
-    timed("cold", lambda: advisor.recommend(k, 1.0, 1000))
-    timed("warm", lambda: advisor.recommend(k, 1.0, 1000))
-    timed("warm_other_n", lambda: advisor.recommend(k, 1.0, 2000))
-    worst = 0.0
-    for epsilon in EPSILONS:
-        clear_caches()
-        start = time.perf_counter()
-        advisor.recommend(k, epsilon, 1000)
-        worst = max(worst, time.perf_counter() - start)
+    emit("cold", best_time(lambda: advisor.recommend(k, 1.0, 1000), repeat, cold=True))
+    emit("warm", best_time(lambda: advisor.recommend(k, 1.0, 1000), repeat, cold=False))
+    emit("warm_other_n", best_time(lambda: advisor.recommend(k, 1.0, 2000), repeat, cold=False))
+    worst = max(best_time(lambda e=e: advisor.recommend(k, e, 1000), repeat, cold=True) for e in EPSILONS)
     emit("cold_worst_epsilon", worst)
 
 
@@ -163,14 +178,15 @@ def main() -> None:
     parser.add_argument("--ks", default="2,16,64,128,256")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--reports", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--case", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.case:
         if args.case[0] == "advisor":
-            run_advisor(int(args.case[1]))
+            run_advisor(int(args.case[1]), args.repeat)
         else:
-            run_mechanism(args.case[0], int(args.case[1]), args.reports)
+            run_mechanism(args.case[0], int(args.case[1]), args.reports, args.repeat)
         return
 
     ks = [int(k) for k in args.ks.split(",")]
@@ -185,7 +201,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for label, name, _ in MECHANISMS:
         for k in ks:
-            results = measure([name, str(k), "--reports", str(args.reports)], args.timeout)
+            case = [name, str(k), "--reports", str(args.reports), "--repeat", str(args.repeat)]
+            results = measure(case, args.timeout)
             note = f" {results['note']}" if "note" in results else ""
             print(f"| {label}{note} | {k} | " + " | ".join(show(results, STEPS)) + " |", flush=True)
     print()
@@ -194,7 +211,7 @@ def main() -> None:
     print("| k | cold | warm | warm, other n | cold, slowest ε of 0.01 … 10 |")
     print("|---:|---:|---:|---:|---:|")
     for k in ks:
-        results = measure(["advisor", str(k)], args.timeout)
+        results = measure(["advisor", str(k), "--repeat", str(args.repeat)], args.timeout)
         print(f"| {k} | " + " | ".join(show(results, ADVISOR_STEPS)) + " |", flush=True)
 
 
