@@ -125,9 +125,13 @@ class HadamardCountMeanSketch(HashedSketch):
     def guess_probability(self) -> float:
         # Given (j, l), a sent sign s is likeliest (p) under an option whose transform sign is s,
         # if one exists, else (1 - p). Sum over s, average over (j, l), divide by k.
-        signs = hadamard_signs(np.arange(self.width)[None, :, None], self.hash_table[:, None, :])
+        # H[l, c] = -1 where popcount(l & c) is odd; 16-bit cells and 8-bit parities keep the
+        # (K, m, k) array small (k = 256: 17 MB instead of 134 MB of signs).
+        rows = np.arange(self.width, dtype=np.uint16)[None, :, None]
+        odd = np.bitwise_count(rows & self.hash_table.astype(np.uint16)[:, None, :]) & 1
         p = self.keep_probability
-        best = sum(np.where((signs == s).any(axis=2), p, 1 - p) for s in (1, -1))
+        has_plus, has_minus = (odd == 0).any(axis=2), odd.any(axis=2)
+        best = np.where(has_plus, p, 1 - p) + np.where(has_minus, p, 1 - p)
         return float(best.mean() / self.k)
 
     def report_probabilities(self) -> np.ndarray:

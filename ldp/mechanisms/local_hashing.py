@@ -227,7 +227,10 @@ class OptimalLocalHashing(Mechanism):
             coefficients = np.array(np.meshgrid(*[np.arange(self.prime)] * 3, indexing="ij")).reshape(3, -1).T
         else:
             coefficients = np.random.default_rng(seed).integers(0, self.prime, size=(samples, 3))
-        hashed = np.sort(self.hash_values(coefficients, np.arange(self.k)[None, :]), axis=1)
+        # Values are below range_size <= 65,535: a 16-bit radix sort per row.
+        hashed = np.sort(
+            self.hash_values(coefficients, np.arange(self.k)[None, :]).astype(np.uint16), axis=1, kind="stable"
+        )
         return 1 + (np.diff(hashed, axis=1) != 0).sum(axis=1)
 
     def report_probabilities(self) -> np.ndarray:
