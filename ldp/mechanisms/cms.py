@@ -17,6 +17,14 @@ E[z_bar] = A f exactly, with A[d, d'] = (1/K) #{j : h_j(d) = h_j(d')}. Murmur's 
 estimate is therefore A^-1 z_bar (:meth:`CountMeanSketch.estimate`); the paper's formula, which
 replaces A by its expectation (1 - 1/m) I + 1/m, is :meth:`CountMeanSketch.sketch_estimate`.
 
+Variance (law of total covariance over j; :meth:`CountMeanSketch.report_covariance`): per report,
+
+    Sigma(f) = (c^2 - 1)/4 A + S(f) - A diag(f) A^T,  S(f) = (1/K) sum_j sum_t f_t s_jt s_jt^T,
+
+with s_jt[d] = [h_j(d) = h_j(t)], so n Var(f_hat_v) = (c^2 - 1)/4 (A^-1)_vv + (A^-1 S(f) A^-T)_vv - f_v.
+Only c depends on epsilon: A, A^-1 and S are the family's (:class:`SketchFamily`, computed once per
+family from its same-cell pairs, about K k^2 / m of them, instead of K k^2 comparisons).
+
 Privacy: two answers change the encoded vector in at most two coordinates (none if they share
 h_j), each by a likelihood factor e^(epsilon/2): the worst-case ratio is exactly e^epsilon.
 

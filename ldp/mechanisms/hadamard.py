@@ -12,7 +12,9 @@ Privacy: the two likelihoods differ by e^eps exactly.
 Server: z_v = [j in C_v]. Any two distinct non-zero rows agree on exactly K/2 columns, so
 |C_v ∩ C_t| = K/4 and E[z_v] = e^eps/(e^eps+1) for the answer, 1/2 for the others. The report
 space has only K values, so A = M P and the covariance M diag(P f) M^T - A diag(f) A^T are computed
-exactly from the membership matrix M[v, j] = [j in C_v] and the table P[j, t] = P(j | t).
+exactly from the membership matrix M[v, j] = [j in C_v] and the table P[j, t] = P(j | t). Since
+A = (p - 1/2) I + 1/2 11^T has the inverse a I + b 11^T, each n Var(f_hat_v) takes O(K) work:
+a^2 C_vv + 2 a b (C 1)_v + b^2 1^T C 1 - f_v with C = M diag(P f) M^T (:meth:`HadamardResponse.report_variances`).
 
 One index per report (log2 K bits), and for large k the accuracy of the best schemes (ref. 1).
 

@@ -9,7 +9,8 @@ Server (Fig. 10, for a finite option list): z_d = c_eps s H[l, h_j(d)] with
 c_eps = (e^eps + 1)/(e^eps - 1). Rows of H are orthogonal, so E[z_d | answer t] = A[d, t], the
 share of hash functions under which d and t share a cell: the same matrix as CMS, and the same
 exact estimator A^-1 z_bar. Since (s H[l, h_j(d)]) (s H[l, h_j(d')]) averages over l to
-[h_j(d) = h_j(d')], the per-report covariance is Sigma(f) = c_eps^2 A - A diag(f) A^T.
+[h_j(d) = h_j(d')], the per-report covariance is Sigma(f) = c_eps^2 A - A diag(f) A^T, and
+n Var(f_hat_v) = c_eps^2 (A^-1)_vv - f_v (A^-1 A A^-T = A^-1; A is CMS's, cached with the family).
 
 Privacy: answers d and d' change the sent bit's probability from p to 1 - p for some (j, l):
 worst-case ratio p/(1-p) = e^eps exactly.

@@ -13,6 +13,10 @@ for any other option, so A = (p_in - q_in) I + q_in 11^T. Pairs (v != v') are na
 probability p_in (omega-1)/(k-1) when one is the answer, and
 p_in (omega-1)(omega-2)/((k-1)(k-2)) + (1-p_in) omega (omega-1)/((k-1)(k-2)) when neither is.
 
+Variance: A = (p_in - q_in) I + q_in 11^T has the inverse a I + b 11^T (Sherman-Morrison), so
+n Var(f_hat_v) = a^2 P_vv + 2 a b (P 1)_v + b^2 1^T P 1 - f_v with P the second moment of z (the
+pair probabilities above): O(1) per option, :func:`~ldp.mechanisms.base.symmetric_report_variances`.
+
 Privacy: P(Y | v) / P(Y | v') = e^eps exactly when Y holds v but not v'.
 
 The default omega minimizes the analytic variance at evenly spread answers; it is near
