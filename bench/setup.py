@@ -200,7 +200,8 @@ def main() -> None:
     ks = [int(k) for k in args.ks.split(",")]
     machine = platform.processor() or platform.machine()
     print(
-        f"epsilon = 1, {args.reports:,} reports, timeout {args.timeout:g} s per case; {machine}, numpy {np.__version__}"
+        f"epsilon = 1, {args.reports:,} reports, best of {args.repeat} cold runs, timeout {args.timeout:g} s per case; "
+        f"{machine}, numpy {np.__version__}"
     )
     print()
     print("Mechanisms, ms (s where marked):")
