@@ -130,8 +130,8 @@ class SketchFamily:
         order = np.argsort(self.hash_table.astype(np.int16), axis=1, kind="stable")
         cells = np.take_along_axis(self.hash_table, order, axis=1)
         keys = (np.arange(hash_count, dtype=np.int64)[:, None] * width + cells).ravel()
-        cell = np.concatenate([[0], np.cumsum(keys[1:] != keys[:-1])])
-        return order.ravel(), cell, keys
+        cell = np.concatenate([[0], np.cumsum(keys[1:] != keys[:-1], dtype=np.int32)])
+        return order.ravel().astype(np.int32), cell, keys  # 32-bit: a family at k = 256 holds ~1M of these
 
     @cached_property
     def _pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -148,7 +148,7 @@ class SketchFamily:
             offset += 1
             start = start[start + offset < cell.size]
             start = start[cell[start] == cell[start + offset]]
-        empty = np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int32)
         return tuple(np.concatenate(part) if part else empty for part in (first, second, where))  # type: ignore[return-value]
 
     def _pair_sum(self, diagonal: np.ndarray, pair_weights: np.ndarray | None) -> np.ndarray:
@@ -223,7 +223,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def sketch_family(hash_count: int, width: int, k: int, seed: int) -> SketchFamily:
     """The :func:`polynomial_hash_table` family for these knobs, built once per (K, m, k, seed)."""
     return SketchFamily(_frozen(polynomial_hash_table(hash_count, width, k, seed)))
