@@ -71,10 +71,10 @@ def test_the_recommendation_is_the_slow_paths(k, epsilon):
 @pytest.mark.parametrize("k", range(2, 13))
 def test_the_optimal_sizes_are_the_slow_searches(k):
     for epsilon in (0.01, 0.1, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0, 7.0, 10.0):
-        widths = [
+        variances = [
             slow_variances(make_mechanism("subset", k=k, epsilon=epsilon, subset_size=w))[0] for w in range(1, k)
         ]
-        assert optimal_subset_size(k, epsilon) == 1 + int(np.argmin(widths))
+        assert optimal_subset_size(k, epsilon) == 1 + int(np.argmin(variances))
         centre = math.exp(epsilon) + 1
         ranges = sorted({max(2, math.floor(centre)), max(2, math.ceil(centre))})
         olh = [slow_variances(make_mechanism("olh", k=k, epsilon=epsilon, range_size=g))[0] for g in ranges]
