@@ -38,6 +38,9 @@ from ldp.privacy import check_epsilon
 __all__ = ["InvalidReport", "Mechanism", "Tally"]
 
 MAX_OPTIONS = 256
+#: Largest k for which :meth:`Mechanism.covariance` mixes the per-answer covariances (see there);
+#: the survey app's questions have at most 64 options.
+MIXTURE_LIMIT = 64
 
 
 class InvalidReport(ValueError):
@@ -132,6 +135,87 @@ def symmetric_covariance(
     pair = with_answer * (f[:, None] + f[None, :]) + without_answer * (1 - f[:, None] - f[None, :])
     np.fill_diagonal(pair, response @ f)
     return pair - (response * f) @ response.T
+
+
+def symmetric_inverse(diagonal: float, off_diagonal: float, k: int) -> tuple[float, float]:
+    """(a, b) with (a I + b 11^T) = A^-1 for A = (p - q) I + q 11^T, p = ``diagonal``, q = ``off_diagonal``.
+
+    Sherman-Morrison: a = 1 / (p - q), b = -q / ((p - q)(p - q + k q)).
+
+    >>> symmetric_inverse(0.75, 0.25, 2)
+    (2.0, -0.5)
+    """
+    alpha = diagonal - off_diagonal
+    return 1.0 / alpha, -off_diagonal / (alpha * (alpha + k * off_diagonal))
+
+
+def symmetric_report_variances(
+    diagonal: float, off_diagonal: float, with_answer: float, without_answer: float, frequencies: np.ndarray
+) -> np.ndarray:
+    """diag(A^-1 Sigma(f) A^-T) in O(k), for A = (p - q) I + q 11^T and Sigma of :func:`symmetric_covariance`.
+
+    With A^-1 = a I + b 11^T (:func:`symmetric_inverse`) and P = Sigma(f) + A diag(f) A^T the second
+    moment of z (diagonal A f; off-diagonal with (f_v + f_v') + without (1 - f_v - f_v')), and since
+    A^-1 A diag(f) A^T A^-T = diag(f),
+
+        Var_v = a^2 P_vv + 2 a b (P 1)_v + b^2 1^T P 1 - f_v,
+
+    (P 1)_v = (A f)_v + with ((k - 2) f_v + F) + without ((k - 1) - (k - 2) f_v - F),  F = sum f.
+    k-RR is the case with = without = 0 (one option per report).
+
+    >>> symmetric_report_variances(0.75, 0.25, 0.0, 0.0, np.array([0.5, 0.5])).tolist()
+    [0.75, 0.75]
+    """
+    f = np.asarray(frequencies, dtype=float)
+    k, total = f.size, float(f.sum())
+    a, b = symmetric_inverse(diagonal, off_diagonal, k)
+    own = (diagonal - off_diagonal) * f + off_diagonal * total
+    rows = own + with_answer * ((k - 2) * f + total) + without_answer * ((k - 1) - (k - 2) * f - total)
+    return a * a * own + 2 * a * b * rows + b * b * rows.sum() - f
+
+
+def symmetric_uniform_variance(
+    diagonal: ArrayLike, off_diagonal: ArrayLike, with_answer: ArrayLike, without_answer: ArrayLike, k: int
+) -> np.ndarray:
+    """:func:`symmetric_report_variances` at f = 1/k, the same for every option; vectorized over settings.
+
+    There (A f)_v = (p + (k - 1) q) / k, (P 1)_v = (A f)_v + 2 with (k - 1)/k + without (k - 1)(k - 2)/k
+    and 1^T P 1 = k (P 1)_v.
+
+    >>> float(symmetric_uniform_variance(0.75, 0.25, 0.0, 0.0, 2))
+    0.75
+    """
+    p, q = np.asarray(diagonal, dtype=float), np.asarray(off_diagonal, dtype=float)
+    alpha = p - q
+    a, b = 1.0 / alpha, -q / (alpha * (alpha + k * q))
+    own = (p + (k - 1) * q) / k
+    rows = own + 2 * np.asarray(with_answer) * (k - 1) / k + np.asarray(without_answer) * (k - 1) * (k - 2) / k
+    return a * a * own + 2 * a * b * rows + b * b * k * rows - 1.0 / k
+
+
+def symmetric_unit_variances(
+    diagonal: float, off_diagonal: float, with_answer: float, without_answer: float, k: int
+) -> np.ndarray:
+    """V[v, t] of :attr:`Mechanism.unit_variances` in O(k^2) for the structure of :func:`symmetric_report_variances`.
+
+    With B = A^-1 = a I + b 11^T, s = a + k b (row sums of B), r = (a + b)^2 + (k - 1) b^2 (row sums
+    of squares) and the one-answer second moment P_t = without (11^T - I) + (with - without)
+    (e_t 1^T + 1 e_t^T - 2 e_t e_t^T) + diag(A e_t):
+
+        (B P_t B)_vv = without (s^2 - r) + 2 (with - without)(B_vt s - B_vt^2) + (p - q) B_vt^2 + q r,
+
+    and V = that - I.
+    """
+    a, b = symmetric_inverse(diagonal, off_diagonal, k)
+    inverse = b + a * np.eye(k)
+    s, r = a + k * b, (a + b) ** 2 + (k - 1) * b * b
+    second = (
+        without_answer * (s * s - r)
+        + 2 * (with_answer - without_answer) * (inverse * s - inverse**2)
+        + (diagonal - off_diagonal) * inverse**2
+        + off_diagonal * r
+    )
+    return second - np.eye(k)
 
 
 class Mechanism(ABC):
@@ -233,13 +317,18 @@ class Mechanism(ABC):
     def covariance(self, frequencies: ArrayLike, n: int) -> np.ndarray:
         """Covariance of the unbiased estimate from n reports with answer shares f on the simplex.
 
-        Equal to :meth:`direct_covariance`, A^-1 Sigma(f) A^-T / n, but computed as
-        sum_t f_t U_t / n from the per-answer covariances U_t (:attr:`unit_covariances`): the
-        respondents are fixed, so Sigma(f) mixes the answers' per-report covariances, and the mix
-        costs k^3 operations however expensive Sigma is to build (CMS: 512 hash functions).
+        A^-1 Sigma(f) A^-T / n. Up to k = MIXTURE_LIMIT it is computed, as it always was, as the
+        mixture sum_t f_t U_t / n of the per-answer covariances (:attr:`unit_covariances`: k^3
+        numbers, k^4 work, 7 ms at k = 64), so that results computed before stay the same to the
+        last bit: the "auto" adjustment draws its bootstrap through an eigendecomposition of this
+        matrix, and evenly spread answers give it repeated eigenvalues, whose eigenvectors (and so
+        the draws) change with the last bit of the matrix. Above, directly (:meth:`direct_covariance`):
+        two k x k products once Sigma(f) is built, and every mechanism builds Sigma(f) in O(k^3)
+        operations or fewer (CMS from its hash family's same-cell pairs).
         """
-        f = np.asarray(frequencies, dtype=float)
-        return np.tensordot(f, self.unit_covariances, axes=1) / n
+        if self.k <= MIXTURE_LIMIT:
+            return np.tensordot(np.asarray(frequencies, dtype=float), self.unit_covariances, axes=1) / n
+        return self.direct_covariance(frequencies, n)
 
     def direct_covariance(self, frequencies: ArrayLike, n: int) -> np.ndarray:
         """A^-1 Sigma(f) A^-T / n from the mechanism's report covariance Sigma(f)."""
@@ -249,7 +338,10 @@ class Mechanism(ABC):
 
     @cached_property
     def unit_covariances(self) -> np.ndarray:
-        """U[t]: covariance of f_hat from one report whose answer is t, shape (k, k, k)."""
+        """U[t]: covariance of f_hat from one report whose answer is t, shape (k, k, k).
+
+        k^3 numbers, k^4 operations: :meth:`covariance` uses it up to k = MIXTURE_LIMIT only.
+        """
         return np.stack([self.direct_covariance(np.eye(self.k)[t], 1) for t in range(self.k)])
 
     def estimate(self, tally: Tally) -> FrequencyEstimate:
@@ -294,10 +386,27 @@ class Mechanism(ABC):
         Every mechanism's covariance here is affine in f (a fixed population: a mixture of the
         answers' per-report covariances), so on the simplex Var(f_hat_v) = sum_t f_t V[v, t] / n,
         which lets :func:`~ldp.estimates.score_interval` solve its bands in closed form.
+
+        This default takes the diagonals of :attr:`unit_covariances` (k^4 operations); every
+        mechanism of the package overrides it with its closed form, V = W - I, where
+        W[v, t] = (A^-1 E[z z^T | t] A^-T)_vv is the second moment of the estimate from one report
+        (A^-1 E[z | t] = e_t removes the mean).
         """
         return np.diagonal(self.unit_covariances, axis1=1, axis2=2).T
 
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        """n Var(f_hat_v): per-option variance of the estimate from one report, answers f (default 1/k).
+
+        The diagonal of ``covariance(f, 1)``; by default ``unit_variances @ f``. Mechanisms with a
+        closed form override it (the advisor evaluates it for hundreds of candidates at f = 1/k).
+        """
+        return self.unit_variances @ self._shares(frequencies)
+
+    def _shares(self, frequencies: ArrayLike | None) -> np.ndarray:
+        if frequencies is None:
+            return np.full(self.k, 1.0 / self.k)
+        return np.asarray(frequencies, dtype=float)
+
     def expected_standard_errors(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Standard error per option at n reports, for answers f (uniform by default)."""
-        f = np.full(self.k, 1.0 / self.k) if frequencies is None else np.asarray(frequencies, dtype=float)
-        return np.sqrt(np.diag(self.covariance(f, n)))
+        return np.sqrt(self.report_variances(frequencies) / n)

@@ -43,6 +43,7 @@ import itertools
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -171,14 +172,28 @@ class SampledUnaryEncoding(Mechanism):
     def response_matrix(self) -> np.ndarray:
         return np.eye(self.k)
 
-    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+    @property
+    def _second_moments(self) -> tuple[float, float]:
+        """(m_true, m_false) of the module docstring: E[((b - p0 s) / (p1 - p0))^2] per sampled bucket."""
         p1, p0 = self.true_bit_probability, self.other_bit_probability
         spread = (p1 - p0) ** 2
-        m_true = (p1 * (1 - p0) ** 2 + (1 - p1) * p0**2) / spread
-        m_false = p0 * (1 - p0) / spread
-        f = frequencies
+        return (p1 * (1 - p0) ** 2 + (1 - p1) * p0**2) / spread, p0 * (1 - p0) / spread
+
+    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         # Distinct buckets' statistics are uncorrelated given the answer (one has mean 0).
-        return np.diag(self.k / self.d * (f * m_true + (1 - f) * m_false) - f)
+        return np.diag(self.report_variances(frequencies))
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # The module docstring's (k/d) (f_v m_true + (1 - f_v) m_false) - f_v; A = I.
+        m_true, m_false = self._second_moments
+        f = self._shares(frequencies)
+        return self.k / self.d * (f * m_true + (1 - f) * m_false) - f
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        m_true, m_false = self._second_moments
+        answer = np.eye(self.k)
+        return self.k / self.d * (answer * m_true + (1 - answer) * m_false) - answer
 
     def worst_case_log_ratio(self) -> float:
         # Answers v and v' change only the bits of buckets v and v'. With both sampled (d >= 2) the

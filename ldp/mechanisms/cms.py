@@ -17,6 +17,14 @@ E[z_bar] = A f exactly, with A[d, d'] = (1/K) #{j : h_j(d) = h_j(d')}. Murmur's 
 estimate is therefore A^-1 z_bar (:meth:`CountMeanSketch.estimate`); the paper's formula, which
 replaces A by its expectation (1 - 1/m) I + 1/m, is :meth:`CountMeanSketch.sketch_estimate`.
 
+Variance (law of total covariance over j; :meth:`CountMeanSketch.report_covariance`): per report,
+
+    Sigma(f) = (c^2 - 1)/4 A + S(f) - A diag(f) A^T,  S(f) = (1/K) sum_j sum_t f_t s_jt s_jt^T,
+
+with s_jt[d] = [h_j(d) = h_j(t)], so n Var(f_hat_v) = (c^2 - 1)/4 (A^-1)_vv + (A^-1 S(f) A^-T)_vv - f_v.
+Only c depends on epsilon: A, A^-1 and S are the family's (:class:`SketchFamily`, computed once per
+family from its same-cell pairs, about K k^2 / m of them, instead of K k^2 comparisons).
+
 Privacy: two answers change the encoded vector in at most two coordinates (none if they share
 h_j), each by a likelihood factor e^(epsilon/2): the worst-case ratio is exactly e^epsilon.
 
@@ -39,11 +47,12 @@ import itertools
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import sparse
 
 from ldp.mechanisms.base import (
     InvalidReport,
@@ -57,11 +66,18 @@ from ldp.mechanisms.base import (
 )
 from ldp.privacy import binary_keep_probability
 
-__all__ = ["CountMeanSketch", "HashedSketch", "collision_matrix", "polynomial_hash_table"]
+__all__ = [
+    "CountMeanSketch",
+    "HashedSketch",
+    "SketchFamily",
+    "collision_matrix",
+    "polynomial_hash_table",
+    "sketch_family",
+]
 
 MERSENNE_PRIME = 2**31 - 1
 MAX_HASH_COUNT = 2**16
-MAX_WIDTH = 4096
+MAX_WIDTH = 4096  # cells fit 16 bits (SketchFamily sorts them as int16)
 _CHUNK = 1 << 15
 _ENUMERATION_LIMIT = 200_000
 
@@ -84,10 +100,133 @@ def polynomial_hash_table(hash_count: int, width: int, k: int, seed: int) -> np.
 def collision_matrix(hash_table: np.ndarray) -> np.ndarray:
     """A[d, d'] = share of hash functions under which options d and d' share a cell.
 
+    Counted from the same-cell pairs of :class:`SketchFamily` (about K k^2 / m of them), not by
+    comparing every pair under every hash function (K k^2).
+
     >>> collision_matrix(np.array([[0, 0, 1], [0, 1, 1]])).tolist()
     [[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]
     """
-    return (hash_table[:, :, None] == hash_table[:, None, :]).mean(axis=0)
+    return SketchFamily(hash_table).collisions.copy()
+
+
+@dataclass(frozen=True, eq=False)
+class SketchFamily:
+    """A hash family for k options, and what CMS and HCMS compute from it (read-only, shared).
+
+    Everything here depends on the family only, not on epsilon: the collision matrix A, its inverse,
+    and the second moments that make the sketches' variances (:func:`sketch_family` caches families,
+    so that the advisor evaluates one once for all budgets). Built from the K k entries
+    (j, h_j(x)) sorted by cell, so that options sharing a cell are neighbours.
+    """
+
+    hash_table: np.ndarray
+
+    @cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per entry in cell order: its option, its cell number (0, 1, ... over occupied cells), its key."""
+        hash_count, k = self.hash_table.shape
+        width = int(self.hash_table.max()) + 1
+        # Each hash function's row sorted by cell (a radix sort on 16-bit cells), rows in order of j.
+        order = np.argsort(self.hash_table.astype(np.int16), axis=1, kind="stable")
+        cells = np.take_along_axis(self.hash_table, order, axis=1)
+        keys = (np.arange(hash_count, dtype=np.int64)[:, None] * width + cells).ravel()
+        cell = np.concatenate([[0], np.cumsum(keys[1:] != keys[:-1], dtype=np.int32)])
+        return order.ravel().astype(np.int32), cell, keys  # 32-bit: a family at k = 256 holds ~1M of these
+
+    @cached_property
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every unordered pair of distinct options sharing a cell: (option, other option, cell number)."""
+        option, cell, _ = self._sorted
+        first, second, where = [], [], []
+        # Entries i and i + offset share a cell only if i and i + offset - 1 do: follow those.
+        start = np.flatnonzero(cell[:-1] == cell[1:])
+        offset = 1
+        while start.size:
+            first.append(option[start])
+            second.append(option[start + offset])
+            where.append(cell[start])
+            offset += 1
+            start = start[start + offset < cell.size]
+            start = start[cell[start] == cell[start + offset]]
+        empty = np.zeros(0, dtype=np.int32)
+        return tuple(np.concatenate(part) if part else empty for part in (first, second, where))  # type: ignore[return-value]
+
+    def _pair_sum(self, diagonal: np.ndarray, pair_weights: np.ndarray | None) -> np.ndarray:
+        """Symmetric k x k: ``diagonal``, plus each same-cell pair's weight at (d, e) and at (e, d)."""
+        k = self.hash_table.shape[1]
+        first, second, _ = self._pairs
+        upper = np.bincount(first * k + second, weights=pair_weights, minlength=k * k).reshape(k, k)
+        return upper + upper.T + np.diag(diagonal)
+
+    @cached_property
+    def collisions(self) -> np.ndarray:
+        """A = (K I + same-cell pair counts) / K (:func:`collision_matrix`)."""
+        hash_count, k = self.hash_table.shape
+        return _frozen(self._pair_sum(np.full(k, float(hash_count)), None) / hash_count)
+
+    @cached_property
+    def inverse(self) -> np.ndarray:
+        """A^-1."""
+        return _frozen(np.linalg.inv(self.collisions))
+
+    def shared_cell_moment(self, frequencies: np.ndarray) -> np.ndarray:
+        """S(f) = (1/K) sum_j sum_t f_t s_jt s_jt^T, s_jt[d] = [h_j(d) = h_j(t)].
+
+        (s_jt s_jt^T)[d, e] is 1 when d, e and t share a cell under h_j; summed over t with weights
+        f_t it is [h_j(d) = h_j(e)] times the share f of the options in that cell.
+        """
+        option, cell, _ = self._sorted
+        in_cell = np.bincount(cell, weights=np.asarray(frequencies, dtype=float)[option])  # share per cell
+        diagonal = np.bincount(option, weights=in_cell[cell], minlength=self.hash_table.shape[1])
+        return self._pair_sum(diagonal, in_cell[self._pairs[2]]) / self.hash_table.shape[0]
+
+    @cached_property
+    def uniform_moment_diagonal(self) -> np.ndarray:
+        """diag(A^-1 S(1/k) A^-T), the hash-sharing part of CMS's variance at evenly spread answers."""
+        k = self.hash_table.shape[1]
+        inverse = self.inverse
+        return _frozen(((inverse @ self.shared_cell_moment(np.full(k, 1.0 / k))) * inverse).sum(axis=1))
+
+    @cached_property
+    def cells(self) -> sparse.csr_matrix:
+        """E[c, x] = 1 when option x is in occupied cell c (cells in order of (j, cell))."""
+        option, cell, _ = self._sorted
+        return sparse.csr_matrix((np.ones(option.size), (cell, option)), shape=(cell[-1] + 1, self.hash_table.shape[1]))
+
+    @cached_property
+    def cell_pairs(self) -> np.ndarray:
+        """The occupied (j, cell) pairs, in order, shape (cells, 2)."""
+        _, cell, keys = self._sorted
+        width = int(self.hash_table.max()) + 1
+        occupied = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+        return _frozen(np.column_stack([occupied // width, occupied % width]))
+
+    @cached_property
+    def unit_moments(self) -> np.ndarray:
+        """W[v, t] = diag(A^-1 S(e_t) A^-T)_v = (1/K) sum_j (sum_{d : h_j(d) = h_j(t)} A^-1[v, d])^2.
+
+        Q = E A^-T holds, per occupied cell, the sum of A^-1's columns in it; W^T = E^T (Q * Q) / K.
+        Chunked over cells so that Q never needs more than a few MiB.
+        """
+        k = self.hash_table.shape[1]
+        moments = np.zeros((k, k))
+        step = max(1, (1 << 19) // k)
+        for start in range(0, self.cells.shape[0], step):
+            block = self.cells[start : start + step]
+            projected = block @ self.inverse.T
+            moments += block.T @ (projected * projected)
+        return _frozen(moments.T / self.hash_table.shape[0])
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@lru_cache(maxsize=8)
+def sketch_family(hash_count: int, width: int, k: int, seed: int) -> SketchFamily:
+    """The :func:`polynomial_hash_table` family for these knobs, built once per (K, m, k, seed)."""
+    return SketchFamily(_frozen(polynomial_hash_table(hash_count, width, k, seed)))
 
 
 class HashedSketch(Mechanism):
@@ -126,14 +265,23 @@ class HashedSketch(Mechanism):
                 f"told apart; use another hash_seed or more hash functions"
             )
 
-    @cached_property
-    def hash_table(self) -> np.ndarray:
-        """h_j(option), shape (hash_count, k)."""
-        return polynomial_hash_table(self.hash_count, self.width, self.k, self.hash_seed)
+    @property
+    def family(self) -> SketchFamily:
+        """The hash family and its derived matrices, shared by every sketch with the same knobs."""
+        return sketch_family(self.hash_count, self.width, self.k, self.hash_seed)
 
-    @cached_property
+    @property
+    def hash_table(self) -> np.ndarray:
+        """h_j(option), shape (hash_count, k), read-only."""
+        return self.family.hash_table
+
+    @property
     def response_matrix(self) -> np.ndarray:
-        return collision_matrix(self.hash_table)
+        return self.family.collisions
+
+    @property
+    def _inverse_response(self) -> np.ndarray:
+        return self.family.inverse
 
     def params(self) -> dict[str, Any]:
         return {"hash_count": self.hash_count, "width": self.width, "hash_seed": self.hash_seed}
@@ -229,21 +377,37 @@ class CountMeanSketch(HashedSketch):
         signs = 2.0 * tally.counts / tally.n - 1.0  # mean of v_tilde[h_j(d)]
         return self.scale / 2 * signs + 0.5
 
-    @cached_property
-    def _same_cell(self) -> np.ndarray:
-        """same[j, d, d'] = 1 when h_j(d) = h_j(d'), as floats."""
-        table = self.hash_table
-        return (table[:, :, None] == table[:, None, :]).astype(float)
-
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         # Given j, z_d = c/2 v_tilde[h_j(d)] + 1/2 has conditional mean B_j[d, t] = [h_j(d) = h_j(t)]
         # for answer t and conditional covariance (c^2 - 1)/4 [h_j(d) = h_j(d')]. By the law of
         # total covariance, averaged over t ~ f:
-        #   Sigma = (c^2 - 1)/4 A + sum_t f_t (E_j[B_t B_t^T] - a_t a_t^T),  a_t = A[:, t].
-        same, a, f = self._same_cell, self.response_matrix, frequencies
+        #   Sigma = (c^2 - 1)/4 A + sum_t f_t (E_j[B_t B_t^T] - a_t a_t^T),  a_t = A[:, t],
+        # where sum_t f_t E_j[B_t B_t^T] is SketchFamily.shared_cell_moment(f).
+        a, f = self.response_matrix, np.asarray(frequencies, dtype=float)
         within = (self.scale**2 - 1) / 4 * a
-        second_moment = np.einsum("jdt,t,jet->de", same, f, same, optimize=True) / self.hash_count
-        return within + second_moment - (a * f) @ a.T
+        return within + self.family.shared_cell_moment(f) - (a * f) @ a.T
+
+    @property
+    def _within_factor(self) -> float:
+        return (self.scale**2 - 1) / 4
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # diag(A^-1 Sigma(f) A^-T) = (c^2 - 1)/4 diag(A^-1) + diag(A^-1 S(f) A^-T) - f, since
+        # A^-1 A A^-T = A^-T and A^-1 A diag(f) A^T A^-T = diag(f). At f = 1/k the middle term is
+        # cached with the hash family.
+        family, f = self.family, self._shares(frequencies)
+        if frequencies is None or np.array_equal(f, np.full(self.k, 1.0 / self.k)):
+            shared = family.uniform_moment_diagonal
+        else:
+            inverse = family.inverse
+            shared = ((inverse @ family.shared_cell_moment(f)) * inverse).sum(axis=1)
+        return self._within_factor * np.diagonal(family.inverse) + shared - f
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        # V = (c^2 - 1)/4 diag(A^-1) 1^T + W - I, W from the family (SketchFamily.unit_moments).
+        family = self.family
+        return self._within_factor * np.diagonal(family.inverse)[:, None] + family.unit_moments - np.eye(self.k)
 
     def sketch_estimate(self, tally: Tally) -> np.ndarray:
         """The paper's f_tilde / n (Fig. 7): (m / (m - 1)) (z_bar - 1/m), as proportions."""
@@ -251,7 +415,7 @@ class CountMeanSketch(HashedSketch):
 
     def worst_case_log_ratio(self) -> float:
         table = self.hash_table
-        differ = (table[:, :, None] != table[:, None, :]).any()
+        differ = (table != table[:, :1]).any()  # some hash function separates some pair of options
         return 2 * int(differ) * math.log(self.keep_probability / (1 - self.keep_probability))
 
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
@@ -275,15 +439,8 @@ class CountMeanSketch(HashedSketch):
     @cached_property
     def _distinct_cells(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct (j, cell) pairs of the hash table, and which options each one serves."""
-        pairs = np.unique(
-            np.column_stack([np.repeat(np.arange(self.hash_count), self.k), self.hash_table.ravel()]), axis=0
-        )
-        index = {(int(j), int(c)): i for i, (j, c) in enumerate(pairs)}
-        owner = np.zeros((len(pairs), self.k), dtype=np.int64)
-        for j in range(self.hash_count):
-            for option in range(self.k):
-                owner[index[(j, int(self.hash_table[j, option]))], option] = 1
-        return pairs, owner
+        family = self.family
+        return family.cell_pairs, family.cells.toarray().astype(np.int64)
 
     def guess_probability(self) -> float:
         # Given j only the u_j distinct cells h_j(option) matter. With s of them +1, the best

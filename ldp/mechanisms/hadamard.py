@@ -12,7 +12,9 @@ Privacy: the two likelihoods differ by e^eps exactly.
 Server: z_v = [j in C_v]. Any two distinct non-zero rows agree on exactly K/2 columns, so
 |C_v ∩ C_t| = K/4 and E[z_v] = e^eps/(e^eps+1) for the answer, 1/2 for the others. The report
 space has only K values, so A = M P and the covariance M diag(P f) M^T - A diag(f) A^T are computed
-exactly from the membership matrix M[v, j] = [j in C_v] and the table P[j, t] = P(j | t).
+exactly from the membership matrix M[v, j] = [j in C_v] and the table P[j, t] = P(j | t). Since
+A = (p - 1/2) I + 1/2 11^T has the inverse a I + b 11^T, each n Var(f_hat_v) takes O(K) work:
+a^2 C_vv + 2 a b (C 1)_v + b^2 1^T C 1 - f_v with C = M diag(P f) M^T (:meth:`HadamardResponse.report_variances`).
 
 One index per report (log2 K bits), and for large k the accuracy of the best schemes (ref. 1).
 
@@ -32,7 +34,15 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, require_fields, require_int
+from ldp.mechanisms.base import (
+    Mechanism,
+    Tally,
+    check_counts,
+    check_values,
+    require_fields,
+    require_int,
+    symmetric_inverse,
+)
 from ldp.privacy import binary_keep_probability
 
 __all__ = ["HadamardResponse", "hadamard_signs"]
@@ -44,11 +54,7 @@ def hadamard_signs(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     >>> hadamard_signs(np.arange(4)[:, None], np.arange(4)[None, :]).tolist()
     [[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]
     """
-    overlap = np.bitwise_and(rows, columns).astype(np.uint64)
-    parity = np.zeros(overlap.shape, dtype=np.uint64)
-    while np.any(overlap):
-        parity ^= overlap & np.uint64(1)
-        overlap = overlap >> np.uint64(1)
+    parity = np.bitwise_count(np.bitwise_and(rows, columns).astype(np.uint64)) & 1
     return np.where(parity == 1, -1, 1)
 
 
@@ -133,6 +139,30 @@ class HadamardResponse(Mechanism):
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         m, a = self.membership, self.response_matrix
         return (m * (self.index_probabilities @ frequencies)) @ m.T - (a * frequencies) @ a.T
+
+    @property
+    def _inverse_coefficients(self) -> tuple[float, float]:
+        """A^-1 = a I + b 11^T: A is e^eps/(e^eps + 1) on the diagonal and 1/2 off it (module docstring)."""
+        return symmetric_inverse(self.in_probability, 0.5, self.k)
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # With C = M diag(P f) M^T the second moment of z and A^-1 = a I + b 11^T:
+        # Var_v = a^2 C_vv + 2 a b (C 1)_v + b^2 1^T C 1 - f_v, where, M being 0/1 with column
+        # sums c, C_vv = (M P f)_v, C 1 = M (P f * c) and 1^T C 1 = sum_j (P f)_j c_j^2. O(k K).
+        f = self._shares(frequencies)
+        a, b = self._inverse_coefficients
+        m = self.membership
+        index = self.index_probabilities @ f
+        members = m.sum(axis=0)
+        rows = m @ (index * members)
+        return a * a * (m @ index) + 2 * a * b * rows + b * b * float(index @ members**2) - f
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        # W[v, t] = sum_j ((A^-1 M)[v, j])^2 P[j, t]; A^-1 M = a M + b 1 c^T.
+        a, b = self._inverse_coefficients
+        projected = a * self.membership + b * self.membership.sum(axis=0)
+        return (projected**2) @ self.index_probabilities - np.eye(self.k)
 
     def worst_case_log_ratio(self) -> float:
         return math.log(self.in_probability / (1 - self.in_probability))

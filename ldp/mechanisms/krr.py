@@ -31,12 +31,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, require_fields, require_int
+from ldp.mechanisms.base import (
+    Mechanism,
+    Tally,
+    check_counts,
+    check_values,
+    require_fields,
+    require_int,
+    symmetric_report_variances,
+    symmetric_unit_variances,
+)
 
 __all__ = [
     "KRandomizedResponse",
@@ -118,6 +128,16 @@ class KRandomizedResponse(Mechanism):
         # covariance is diag(a_t) - a_t a_t^T; averaged over t ~ f: diag(A f) - A diag(f) A^T.
         a = self.response_matrix
         return np.diag(a @ frequencies) - (a * frequencies) @ a.T
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # The module docstring's q (1 - q) / (p - q)^2 + f_v (1 - p - q) / (p - q), as the
+        # symmetric case with no second option named (one option per report).
+        p, q = self.keep_probability, self.other_probability
+        return symmetric_report_variances(p, q, 0.0, 0.0, self._shares(frequencies))
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        return symmetric_unit_variances(self.keep_probability, self.other_probability, 0.0, 0.0, self.k)
 
     def worst_case_log_ratio(self) -> float:
         return math.log(self.keep_probability / self.other_probability)

@@ -43,6 +43,8 @@ from ldp.mechanisms.base import (
     require_fields,
     require_int,
     symmetric_covariance,
+    symmetric_report_variances,
+    symmetric_unit_variances,
 )
 
 __all__ = ["OptimalLocalHashing", "optimal_range_size"]
@@ -58,7 +60,7 @@ def optimal_range_size(k: int, epsilon: float) -> int:
     uniform = np.full(k, 1.0 / k)
     return min(
         sorted(candidates),
-        key=lambda g: OptimalLocalHashing(k=k, epsilon=epsilon, range_size=g).covariance(uniform, 1)[0, 0],
+        key=lambda g: OptimalLocalHashing(k=k, epsilon=epsilon, range_size=g).report_variances(uniform)[0],
     )
 
 
@@ -183,10 +185,29 @@ class OptimalLocalHashing(Mechanism):
         other = c2 * p + (1 - c2) * q
         return (p - other) * np.eye(self.k) + other
 
-    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+    @property
+    def _pair_probabilities(self) -> tuple[float, float]:
+        """P(h(v) = h(v') = y), v != v': when one of them is the answer, and when neither is."""
         p, q = self.keep_probability, self.other_probability
         c2, c3 = self._collisions
-        return symmetric_covariance(self.response_matrix, frequencies, c2 * p, c3 * p + (c2 - c3) * q)
+        return c2 * p, c3 * p + (c2 - c3) * q
+
+    @property
+    def _off_diagonal(self) -> float:
+        """q* = c2 p + (1 - c2) q: E[z_v] for an option other than the answer."""
+        c2, _ = self._collisions
+        return c2 * self.keep_probability + (1 - c2) * self.other_probability
+
+    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+        return symmetric_covariance(self.response_matrix, frequencies, *self._pair_probabilities)
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        p, other = self.keep_probability, self._off_diagonal
+        return symmetric_report_variances(p, other, *self._pair_probabilities, self._shares(frequencies))
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        return symmetric_unit_variances(self.keep_probability, self._off_diagonal, *self._pair_probabilities, self.k)
 
     def worst_case_log_ratio(self) -> float:
         return math.log(self.keep_probability / self.other_probability)
@@ -206,7 +227,10 @@ class OptimalLocalHashing(Mechanism):
             coefficients = np.array(np.meshgrid(*[np.arange(self.prime)] * 3, indexing="ij")).reshape(3, -1).T
         else:
             coefficients = np.random.default_rng(seed).integers(0, self.prime, size=(samples, 3))
-        hashed = np.sort(self.hash_values(coefficients, np.arange(self.k)[None, :]), axis=1)
+        # Values are below range_size <= 65,535: a 16-bit radix sort per row.
+        hashed = np.sort(
+            self.hash_values(coefficients, np.arange(self.k)[None, :]).astype(np.uint16), axis=1, kind="stable"
+        )
         return 1 + (np.diff(hashed, axis=1) != 0).sum(axis=1)
 
     def report_probabilities(self) -> np.ndarray:

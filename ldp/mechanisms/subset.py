@@ -13,6 +13,10 @@ for any other option, so A = (p_in - q_in) I + q_in 11^T. Pairs (v != v') are na
 probability p_in (omega-1)/(k-1) when one is the answer, and
 p_in (omega-1)(omega-2)/((k-1)(k-2)) + (1-p_in) omega (omega-1)/((k-1)(k-2)) when neither is.
 
+Variance: A = (p_in - q_in) I + q_in 11^T has the inverse a I + b 11^T (Sherman-Morrison), so
+n Var(f_hat_v) = a^2 P_vv + 2 a b (P 1)_v + b^2 1^T P 1 - f_v with P the second moment of z (the
+pair probabilities above): O(1) per option, :func:`~ldp.mechanisms.base.symmetric_report_variances`.
+
 Privacy: P(Y | v) / P(Y | v') = e^eps exactly when Y holds v but not v'.
 
 The default omega minimizes the analytic variance at evenly spread answers; it is near
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,6 +49,9 @@ from ldp.mechanisms.base import (
     require_fields,
     require_int,
     symmetric_covariance,
+    symmetric_report_variances,
+    symmetric_uniform_variance,
+    symmetric_unit_variances,
 )
 
 __all__ = ["SubsetSelection", "optimal_subset_size"]
@@ -52,11 +60,36 @@ _ENUMERATION_LIMIT = 200_000
 
 
 def optimal_subset_size(k: int, epsilon: float) -> int:
-    """The omega in [1, k-1] with the smallest variance at evenly spread answers (ties: smaller)."""
-    uniform = np.full(k, 1.0 / k)
-    return min(
-        range(1, k), key=lambda w: SubsetSelection(k=k, epsilon=epsilon, subset_size=w).covariance(uniform, 1)[0, 0]
-    )
+    """The omega in [1, k-1] with the smallest variance at evenly spread answers (ties: smaller).
+
+    The variance of each omega is the closed form of :meth:`SubsetSelection.report_variances` at
+    f = 1/k (:func:`~ldp.mechanisms.base.symmetric_uniform_variance`), all omegas at once: O(k).
+    """
+    sizes = np.arange(1, k)
+    p = np.array([in_probability(k, int(w), epsilon) for w in sizes])
+    pairs = np.array([pair_probabilities(k, int(w), float(p_w)) for w, p_w in zip(sizes, p, strict=True)])
+    variances = symmetric_uniform_variance(p, other_probability(k, sizes, p), pairs[:, 0], pairs[:, 1], k)
+    return int(sizes[np.argmin(variances)])
+
+
+def in_probability(k: int, subset_size: int, epsilon: float) -> float:
+    """p_in = C(k-1, omega-1) e^eps / Z: the reported set contains the true answer."""
+    with_answer = math.comb(k - 1, subset_size - 1) * math.exp(epsilon)
+    return with_answer / (with_answer + math.comb(k - 1, subset_size))
+
+
+def other_probability(k: int, subset_size: ArrayLike, p: ArrayLike) -> Any:
+    """q_in = (p_in (omega - 1) + (1 - p_in) omega) / (k - 1): the set contains a given other option."""
+    w, p = np.asarray(subset_size), np.asarray(p)
+    return (p * (w - 1) + (1 - p) * w) / (k - 1)
+
+
+def pair_probabilities(k: int, subset_size: int, p: float) -> tuple[float, float]:
+    """P(v, v' both in the set), v != v': when one of them is the answer, and when neither is."""
+    w = subset_size
+    with_answer = p * (w - 1) / (k - 1)
+    without = 0.0 if k < 3 else (p * (w - 1) * (w - 2) + (1 - p) * w * (w - 1)) / ((k - 1) * (k - 2))
+    return with_answer, without
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,14 +118,11 @@ class SubsetSelection(Mechanism):
     @property
     def in_probability(self) -> float:
         """p_in: probability that the reported set contains the true answer."""
-        w, k, e = self.subset_size, self.k, math.exp(self.epsilon)
-        with_answer = math.comb(k - 1, w - 1) * e
-        return with_answer / (with_answer + math.comb(k - 1, w))
+        return in_probability(self.k, self.subset_size, self.epsilon)
 
     @property
     def _other_probability(self) -> float:
-        p, w, k = self.in_probability, self.subset_size, self.k
-        return (p * (w - 1) + (1 - p) * w) / (k - 1)
+        return float(other_probability(self.k, self.subset_size, self.in_probability))
 
     def params(self) -> dict[str, Any]:
         return {"subset_size": self.subset_size}
@@ -150,11 +180,21 @@ class SubsetSelection(Mechanism):
         p, q = self.in_probability, self._other_probability
         return (p - q) * np.eye(self.k) + q
 
+    @property
+    def _pair_probabilities(self) -> tuple[float, float]:
+        return pair_probabilities(self.k, self.subset_size, self.in_probability)
+
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
-        p, w, k = self.in_probability, self.subset_size, self.k
-        with_answer = p * (w - 1) / (k - 1)
-        without = 0.0 if k < 3 else (p * (w - 1) * (w - 2) + (1 - p) * w * (w - 1)) / ((k - 1) * (k - 2))
-        return symmetric_covariance(self.response_matrix, frequencies, with_answer, without)
+        return symmetric_covariance(self.response_matrix, frequencies, *self._pair_probabilities)
+
+    def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
+        # Closed form (Wang et al. 2016, ref. 1): A is p_in - q_in on the diagonal, q_in off it.
+        p, q = self.in_probability, self._other_probability
+        return symmetric_report_variances(p, q, *self._pair_probabilities, self._shares(frequencies))
+
+    @cached_property
+    def unit_variances(self) -> np.ndarray:
+        return symmetric_unit_variances(self.in_probability, self._other_probability, *self._pair_probabilities, self.k)
 
     def worst_case_log_ratio(self) -> float:
         return self.epsilon  # e^eps / 1: the only two likelihood values (module docstring)

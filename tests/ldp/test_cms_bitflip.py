@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from numpy.testing import assert_allclose
 
 from ldp import CountMeanSketch, DBitFlip
@@ -55,3 +56,23 @@ def test_dbitflip_samples_exactly_d_distinct_buckets():
     assert np.all(sampled.sum(axis=1) == 3)
     # Each bucket is sampled with probability d/k = 3/7: binomial(2000, 3/7), sd 22.1.
     assert np.all(np.abs(sampled.sum(axis=0) - 2000 * 3 / 7) < 4 * math.sqrt(2000 * 3 / 7 * 4 / 7))
+
+
+@pytest.mark.parametrize(("k", "hash_count", "width"), [(6, 64, 16), (9, 512, 128), (40, 32, 8)])
+def test_cms_covariance_is_its_definition_hash_function_by_hash_function(k, hash_count, width):
+    # The family's same-cell pairs against the definitions, one hash function at a time:
+    # A[d, e] = mean_j [h_j(d) = h_j(e)] and S(f)[d, e] = mean_j sum_t f_t [h_j(d) = h_j(e) = h_j(t)].
+    mechanism = CountMeanSketch(k=k, epsilon=1.5, hash_count=hash_count, width=width)
+    table = mechanism.hash_table
+    same = (table[:, :, None] == table[:, None, :]).astype(float)
+    assert np.array_equal(mechanism.response_matrix, same.mean(axis=0))
+    f = np.random.default_rng(k).dirichlet(np.ones(k))
+    shared = np.einsum("jdt,t,jet->de", same, f, same) / hash_count
+    a = mechanism.response_matrix
+    expected = (mechanism.scale**2 - 1) / 4 * a + shared - (a * f) @ a.T
+    assert_allclose(mechanism.report_covariance(f), expected, rtol=1e-12, atol=1e-15)
+    pairs, owner = mechanism._distinct_cells
+    assert np.array_equal(
+        pairs, np.unique(np.column_stack([np.repeat(np.arange(hash_count), k), table.ravel()]), axis=0)
+    )
+    assert np.array_equal(owner, (table[pairs[:, 0]] == pairs[:, 1:]).astype(np.int64))  # which options each serves
