@@ -33,6 +33,7 @@ from django.utils.translation import gettext as _
 
 from ldp.mechanisms import InvalidReport
 from surveys import tallies
+from surveys.access import get_survey_by_share_slug
 from surveys.models import Question, Randomization, Report, Submission, Survey, hour_now, random_id
 
 TOKEN_SALT = "murmur.submission-token"
@@ -185,41 +186,48 @@ def _parse_item(item: Any, position: int, in_force: dict[int, Randomization | No
     return ParsedReport(question, randomization, packed)
 
 
-def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport]) -> Submission:
+def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport], responded: bool = False) -> Submission:
     """Store a parsed submission and add it to the tallies; all or nothing, in constant queries.
 
-    PostgreSQL: one statement (:data:`SUBMIT_SQL`), which is its own transaction, unless the
-    survey has a response limit. Elsewhere: a ``BEGIN IMMEDIATE`` transaction of five statements.
+    ``survey`` may be a cached copy (:func:`survey_for_submission`): whether it is open, whether this
+    browser may answer again (``responded``: it carries the "already responded" cookie) and its
+    response limit are judged afresh inside the write. PostgreSQL: one statement
+    (:data:`SUBMIT_SQL`), which is its own transaction, unless the survey has a response limit.
+    Elsewhere: a ``BEGIN IMMEDIATE`` transaction of six statements.
     """
     submission = Submission(survey=survey, nonce=nonce, received_hour=hour_now())
     shard = tallies.pick_shard()
     rows = tallies.merge_rows(row for r in reports for row in tallies.tally_rows(r.randomization, [r.packed], shard))
     if connection.vendor != "postgresql":
         with transaction.atomic():
-            _check_response_limit(survey)
+            _check_survey(survey, responded)
             lock_randomizations(survey, [r.randomization for r in reports])
             if not _store_statement_by_statement(submission, reports, rows, shard):
                 raise SubmissionError(409, _("These answers were already sent."))
         return submission
-    if survey.response_limit is None and not connection.in_atomic_block:
-        _submit_in_one_statement(submission, reports, rows, shard)  # autocommit: its own transaction
-    else:  # (inside a caller's transaction, a savepoint keeps a failed statement from poisoning it)
-        with transaction.atomic():
-            _check_response_limit(survey)
-            _submit_in_one_statement(submission, reports, rows, shard)
+    # In autocommit the statement is its own transaction.
+    autocommit = not connection.in_atomic_block
+    if autocommit and _submit_in_one_statement(submission, reports, rows, shard, responded, unlimited=True):
+        return submission
+    # A response limit (or a caller's transaction, where a savepoint keeps a failed statement from
+    # poisoning it): count and insert under the survey's row lock.
+    with transaction.atomic():
+        _check_survey(survey, responded)
+        _submit_in_one_statement(submission, reports, rows, shard, responded, unlimited=False)
     return submission
 
 
-def _check_response_limit(survey: Survey) -> None:
-    """Under the survey's row lock, refuse a submission past the response limit (call in a transaction).
+def _check_survey(survey: Survey, responded: bool) -> None:
+    """Under the survey's row lock, re-read it and refuse what it no longer allows (in a transaction).
 
-    Only surveys with a limit pay for this lock: their respondents queue on the survey row, so that
-    the count and the insert cannot interleave and overshoot the limit.
+    The response limit is why this locks: respondents of a survey with a limit queue on its row,
+    so that the count and the insert cannot interleave and overshoot the limit. Surveys without a
+    limit never come here on PostgreSQL.
     """
-    if survey.response_limit is None:
-        return
     survey = Survey.objects.select_for_update().get(pk=survey.pk)
-    if survey.response_count() >= survey.response_limit:
+    if responded and not survey.allow_repeat_responses:
+        raise SubmissionError(409, _("You have already answered this survey from this browser."))
+    if survey.response_limit is not None and survey.response_count() >= survey.response_limit:
         raise SubmissionError(403, _("This survey is not accepting responses."))
 
 
@@ -251,7 +259,8 @@ def _store_statement_by_statement(
 #: only if it was inserted. The verdict comes back so the refusal can say why.
 SUBMIT_SQL = """
 WITH locked AS (
-  SELECT r.retired, s.status, (s.closes_at IS NOT NULL AND s.closes_at <= %(now)s) AS closed
+  SELECT r.retired, s.status, (s.closes_at IS NOT NULL AND s.closes_at <= %(now)s) AS closed,
+         s.allow_repeat_responses AS repeat_allowed, s.response_limit
   FROM surveys_randomization r
   JOIN surveys_question q ON q.id = r.question_id
   JOIN surveys_survey s ON s.id = q.survey_id
@@ -261,12 +270,14 @@ WITH locked AS (
 ), verdict AS (
   SELECT count(*) AS found,
          count(*) FILTER (WHERE retired) AS retired,
-         count(*) FILTER (WHERE status <> 'open' OR closed) AS shut
+         count(*) FILTER (WHERE status <> 'open' OR closed) AS shut,
+         count(*) FILTER (WHERE %(responded)s AND NOT repeat_allowed) AS repeated,
+         count(*) FILTER (WHERE %(unlimited)s AND response_limit IS NOT NULL) AS limited
   FROM locked
 ), s AS (
   INSERT INTO surveys_submission (id, survey_id, received_hour, nonce)
   SELECT %(id)s, %(survey)s, %(hour)s, %(nonce)s FROM verdict
-  WHERE found = %(expected)s AND retired = 0 AND shut = 0
+  WHERE found = %(expected)s AND retired = 0 AND shut = 0 AND repeated = 0 AND limited = 0
   ON CONFLICT (nonce) DO NOTHING RETURNING id
 ), r AS (
   INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed)
@@ -284,13 +295,19 @@ WITH locked AS (
   SELECT %(survey)s, %(hour)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
   ON CONFLICT (survey_id, hour, shard) DO UPDATE SET count = surveys_hourlyresponses.count + 1
 )
-SELECT (SELECT count(*) FROM s), found, retired, shut FROM verdict
+SELECT (SELECT count(*) FROM s), found, retired, shut, repeated, limited FROM verdict
 """
 
 
 def _submit_in_one_statement(
-    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, ...]], shard: int
-) -> None:
+    submission: Submission,
+    reports: list[ParsedReport],
+    rows: list[tuple[int, ...]],
+    shard: int,
+    responded: bool,
+    unlimited: bool,
+) -> bool:
+    """Run :data:`SUBMIT_SQL`; False if the survey has a response limit and ``unlimited`` was claimed."""
     randomizations = sorted({r.randomization.pk for r in reports})
     cell_randomizations, cell_shards, cells, increments = (list(c) for c in zip(*rows, strict=True))
     params = {
@@ -298,6 +315,8 @@ def _submit_in_one_statement(
         "survey": submission.survey_id,
         "randomizations": randomizations,
         "expected": len(randomizations),
+        "responded": responded,
+        "unlimited": unlimited,
         "id": submission.pk,
         "hour": submission.received_hour,
         "nonce": submission.nonce,
@@ -313,13 +332,36 @@ def _submit_in_one_statement(
     }
     with connection.cursor() as cursor:
         cursor.execute(SUBMIT_SQL, params)
-        inserted, found, retired, shut = cursor.fetchone()
+        inserted, found, retired, shut, repeated, limited = cursor.fetchone()
     if shut:
         raise SubmissionError(403, _("This survey is not accepting responses."))
     if found != len(randomizations) or retired:
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
+    if repeated:
+        raise SubmissionError(409, _("You have already answered this survey from this browser."))
+    if limited:
+        return False
     if not inserted:
         raise SubmissionError(409, _("These answers were already sent."))
+    return True
+
+
+#: Per share slug, the survey as this process last read it: a hint for the submit endpoint only
+#: (the write re-reads everything that decides whether the submission is taken).
+_SURVEYS: dict[str, tuple[Survey, float]] = {}
+
+
+def survey_for_submission(slug: str) -> Survey:
+    """The survey behind a share link, cached per process for a few seconds (else 404)."""
+    now = time.monotonic()
+    hit = _SURVEYS.get(slug)
+    if hit is not None and now - hit[1] < IN_FORCE_SECONDS:
+        return hit[0]
+    survey = get_survey_by_share_slug(slug)
+    if len(_SURVEYS) >= IN_FORCE_SURVEYS:
+        _SURVEYS.clear()
+    _SURVEYS[slug] = (survey, now)
+    return survey
 
 
 def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> None:

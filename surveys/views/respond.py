@@ -24,7 +24,14 @@ from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import QuestionCost
 from surveys.models import Question, Survey
-from surveys.submissions import SubmissionError, do_submit, new_token, parse_submission, randomizations_in_force
+from surveys.submissions import (
+    SubmissionError,
+    do_submit,
+    new_token,
+    parse_submission,
+    randomizations_in_force,
+    survey_for_submission,
+)
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
 RESPONDED_SALT = "murmur.responded"
@@ -91,13 +98,11 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
-    survey = get_survey_by_share_slug(slug)
+    survey = survey_for_submission(slug)
     try:
         body = read_json_body(request)
-        if not survey.allow_repeat_responses and has_responded(request, survey):
-            raise SubmissionError(409, _("You have already answered this survey from this browser."))
         nonce, reports = parse_submission(survey, body)
-        do_submit(survey, nonce, reports)
+        do_submit(survey, nonce, reports, responded=has_responded(request, survey))
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
     receipt = [

@@ -51,6 +51,7 @@ def post(client, survey, body):
     return client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json")
 
 
+@pytest.mark.django_db(transaction=True)  # the production path: no test transaction around the request
 def test_a_submission_costs_the_same_queries_for_1_and_30_questions(client, organizer):
     counts = {}
     for questions in (1, 30):
@@ -61,11 +62,12 @@ def test_a_submission_costs_the_same_queries_for_1_and_30_questions(client, orga
             assert post(client, survey, body).status_code == 201
         counts[questions] = [q["sql"] for q in queries]
     assert len(counts[1]) == len(counts[30]), "\n".join(counts[1])
-    statements = [sql for sql in counts[30] if not sql.upper().startswith(("SAVEPOINT", "RELEASE", "BEGIN"))]
-    # PostgreSQL: the survey, then one statement that share-locks and checks the randomizations and
-    # writes the submission, its reports, the tally cells and the hourly count. Elsewhere: the
-    # survey, the check, and the four writes.
-    assert len(statements) == (2 if connection.vendor == "postgresql" else 6), statements
+    statements = [sql for sql in counts[30] if not sql.upper().startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"))]
+    # PostgreSQL: one statement that share-locks and checks the randomizations and the survey and
+    # writes the submission, its reports, the tally cells and the hourly count (the survey and its
+    # randomizations in force are cached hints, re-checked by that statement). Elsewhere: the
+    # survey re-read, the randomizations checked, and the four writes.
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 6), "\n".join(statements)
 
 
 def test_tallies_are_sums_of_shards_and_equal_the_reports(organizer, settings):
@@ -205,3 +207,34 @@ def test_the_answer_page_says_what_the_server_keeps(client, organizer):
     fields = {f.name for f in Submission._meta.concrete_fields} | {f.name for f in Report._meta.concrete_fields}
     # Exactly what the statement names, plus the links between the rows.
     assert fields == {"id", "survey", "received_hour", "nonce", "submission", "question", "randomization", "packed"}
+
+
+@pytest.mark.django_db(transaction=True)  # outside a test transaction: PostgreSQL's one-statement path
+class TestCachedSurveyIsOnlyAHint:
+    """The submit endpoint caches the survey per process; what decides a submission is read afresh."""
+
+    def test_a_repeat_is_refused_once_repeats_are_turned_off(self, client, organizer):
+        survey = survey_with(organizer, 1)
+        assert post(client, survey, submission_body(survey, seed=1)).status_code == 201  # caches the survey
+        survey.allow_repeat_responses = False
+        survey.save(update_fields=["allow_repeat_responses"])
+        response = post(client, survey, submission_body(survey, seed=2))
+        assert response.status_code == 409
+        assert "already answered" in response.json()["error"]
+        assert Submission.objects.count() == 1
+
+    def test_a_new_response_limit_is_enforced_at_once(self, client, organizer):
+        survey = survey_with(organizer, 1)
+        assert post(client, survey, submission_body(survey, seed=1)).status_code == 201
+        survey.response_limit = 2
+        survey.save(update_fields=["response_limit"])
+        assert post(client, survey, submission_body(survey, seed=2)).status_code == 201
+        assert post(client, survey, submission_body(survey, seed=3)).status_code == 403
+        assert Submission.objects.count() == survey.response_count() == 2
+
+    def test_a_closed_survey_takes_nothing_more(self, client, organizer):
+        survey = survey_with(organizer, 1)
+        assert post(client, survey, submission_body(survey, seed=1)).status_code == 201
+        actions.do_close_survey(survey)
+        assert post(client, survey, submission_body(survey, seed=2)).status_code == 403
+        assert Submission.objects.count() == 1
