@@ -89,7 +89,7 @@ def sync_randomization(question: Question) -> Randomization:
 
     Call inside a transaction. A new version retires the one in force, which must have no reports:
     it is locked ``FOR UPDATE`` first, which waits for every submission in flight to it (they hold
-    ``FOR KEY SHARE``, see :func:`surveys.submissions.lock_randomizations`), and the reports are
+    ``FOR KEY SHARE``, see :data:`surveys.writes.SUBMIT_SQL`), and the reports are
     counted only then, so a report accepted a moment ago refuses the edit instead of being stranded
     under a retired version.
     """

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from surveys import actions
 from surveys.models import Report, Survey
-from surveys.submissions import add_to_tally, record_submissions
+from surveys.writes import add_to_tally, record_submissions
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "murmur-demo"

@@ -26,12 +26,12 @@ from surveys.costs import QuestionCost
 from surveys.models import Question, Survey
 from surveys.submissions import (
     SubmissionError,
-    do_submit,
     new_token,
     parse_submission,
     randomizations_in_force,
     survey_for_submission,
 )
+from surveys.writes import do_submit
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
 RESPONDED_SALT = "murmur.responded"

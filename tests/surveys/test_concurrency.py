@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from surveys import actions, submissions
+from surveys import actions, writes
 from surveys.models import HourlyResponses, Report, Submission
 from surveys.results import SurveyState
 from surveys.submissions import new_token
@@ -84,7 +84,7 @@ def test_concurrent_submissions_with_aborts_and_retries_keep_every_tally_exact(m
     url = reverse("submit", args=[survey.slug])
     payloads = bodies(survey, SUBMISSIONS, seed=1)
     calls = itertools.count(1)
-    real_ids = submissions.report_ids
+    real_ids = writes.report_ids
 
     def abort_some(count):
         # Every ABORT_EVERY-th submission gets clashing report ids: its write fails midway (after
@@ -92,7 +92,7 @@ def test_concurrent_submissions_with_aborts_and_retries_keep_every_tally_exact(m
         ids = real_ids(count)
         return ids[:1] * count if next(calls) % ABORT_EVERY == 0 else ids
 
-    monkeypatch.setattr(submissions, "report_ids", abort_some)
+    monkeypatch.setattr(writes, "report_ids", abort_some)
     outcomes: dict[str, int] = {"accepted": 0, "aborted": 0, "replay_refused": 0, "other": 0}
     lock = threading.Lock()
     queue = list(enumerate(payloads))

@@ -266,7 +266,7 @@ def test_a_submission_stores_nothing_that_identifies_the_respondent(client, surv
 
 
 def test_a_failure_while_writing_rolls_everything_back(client, survey, monkeypatch):
-    from surveys import submissions
+    from surveys import writes
 
     # Two reports with one id: the second report's insert fails after the submission row was
     # written (and, on PostgreSQL, inside the one statement that also writes the tallies).
@@ -276,7 +276,7 @@ def test_a_failure_while_writing_rolls_everything_back(client, survey, monkeypat
         calls.append(count)
         return [12345678901] * count
 
-    monkeypatch.setattr(submissions, "report_ids", clashing_ids)
+    monkeypatch.setattr(writes, "report_ids", clashing_ids)
     with pytest.raises(IntegrityError):
         post(client, survey, submission(survey))
     assert calls == [3]
