@@ -237,10 +237,26 @@ ESTIMATE_COLUMNS = [
     "consistent_low",
     "consistent_high",
     "consistent_method",
+    "enough",
+    "expected_half_width",
+    "reports_needed",
+    "unbiased_band",
+    "consistent_band",
 ]
+
+#: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
+BAND_KINDS = {
+    "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
+    "consistent": "score",  # test inversion on [0, 1] (ldp.estimates.score_interval)
+}
 
 
 def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
+    """One row per question version and option with reports: the numbers the page shows, and more.
+
+    ``enough`` is the page's own verdict (:attr:`QuestionResult.enough`): where it is false the page
+    withholds the estimate as noise, and the export says so beside the numbers.
+    """
     for result in SurveyState.read(survey).all_results():
         r = result.randomization
         unbiased, consistent = result.unbiased, result.consistent
@@ -269,6 +285,11 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
                 "consistent_low": float(c_low[i]),
                 "consistent_high": float(c_high[i]),
                 "consistent_method": consistent.method,
+                "enough": result.enough,
+                "expected_half_width": result.expected_half_width,
+                "reports_needed": result.reports_needed,
+                "unbiased_band": BAND_KINDS["unbiased"],
+                "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
             }
 
 

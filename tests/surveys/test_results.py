@@ -288,3 +288,31 @@ class TestAccess:
 def question_result(question):
     [result] = SurveyState.read(question.survey, [question]).results(question)
     return result
+
+
+@pytest.mark.parametrize("kind", ["unbiased", "consistent"])
+def test_exports_and_pages_agree_on_every_estimate_flag_and_band(organizer_client, organizer, kind):
+    survey = make_survey(organizer)
+    plenty = make_question(survey, text="Plenty", options=["A", "B", "C"], epsilon=2.0)
+    scarce = make_question(survey, text="Scarce", options=["A", "B", "C", "D", "E"], epsilon=0.5)
+    actions.do_open_survey(survey)
+    make_reports(plenty, [i % 3 for i in range(500)], seed=1)
+    make_reports(scarce, [0] * 40, seed=2)
+    rows = organizer_client.get(reverse("export_estimates", args=[survey.pk, "json"])).json()["estimates"]
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk]), {"estimate": kind}).content.decode()
+    for question in (plenty, scarce):
+        exported = [r for r in rows if r["question_id"] == question.pk]
+        card = html[html.index(f'id="result-{question.pk}"') :]
+        card = card[: card.index("</article>")]
+        assert len({r["enough"] for r in exported}) == 1
+        if not exported[0]["enough"]:  # withheld on the page, flagged in the export
+            assert question == scarce and "data-too-few" in card and "data-estimate" not in card
+            needed = exported[0]["reports_needed"]
+            assert f"About {needed:,} reports are needed" in card
+            continue
+        assert question == plenty and "data-too-few" not in card
+        shown = re.findall(r"<td data-estimate>([-0-9.]+) %</td>", card)
+        intervals = re.findall(r"<td data-interval>([-0-9.]+) % – ([-0-9.]+) %</td>", card)
+        assert shown == [f"{100 * r[kind]:.1f}" for r in exported]
+        assert intervals == [(f"{100 * r[f'{kind}_low']:.1f}", f"{100 * r[f'{kind}_high']:.1f}") for r in exported]
+        assert {r[f"{kind}_band"] for r in exported} == {"normal" if kind == "unbiased" else "score"}
