@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -238,3 +239,20 @@ class TestCachedSurveyIsOnlyAHint:
         actions.do_close_survey(survey)
         assert post(client, survey, submission_body(survey, seed=2)).status_code == 403
         assert Submission.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # CLUSTER cannot run inside a transaction block
+def test_scramble_storage_leaves_no_arrival_order_in_the_heap(client, organizer):
+    from django.core.management import call_command
+
+    survey = survey_with(organizer, 2)
+    for seed in range(30):
+        assert post(client, survey, submission_body(survey, seed)).status_code == 201
+    call_command("scramble_storage", stdout=io.StringIO())
+    if connection.vendor != "postgresql":
+        return  # SQLite keeps integer-keyed rows in key order already
+    with connection.cursor() as cursor:
+        for table in ("surveys_submission", "surveys_report"):
+            cursor.execute(f"SELECT id FROM {table} ORDER BY ctid")
+            physical = [row[0] for row in cursor.fetchall()]
+            assert physical == sorted(physical)  # the heap now follows the random ids
