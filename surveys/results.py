@@ -33,7 +33,7 @@ ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
 MIN_REPORTS = 10
 
 #: Bump when the estimators change, so cached estimates from older code are not served.
-ESTIMATES_VERSION = 1
+ESTIMATES_VERSION = 2
 #: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 

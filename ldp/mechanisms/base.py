@@ -30,8 +30,8 @@ from ldp.estimates import (
     FrequencyEstimate,
     choose_consistency,
     project_onto_simplex,
-    score_interval,
     simultaneous_bands,
+    unified_interval,
 )
 from ldp.privacy import check_epsilon
 
@@ -357,15 +357,16 @@ class Mechanism(ABC):
         return FrequencyEstimate(unbiased, self.covariance(plug_in, tally.n), tally.n)
 
     def consistent_estimate(self, tally: Tally, method: str = "norm-sub") -> FrequencyEstimate:
-        """The estimate made consistent, with 95 % score bands.
+        """The estimate made consistent, with 95 % bands (unified intervals on [0, 1]).
 
         ``method`` is ``"norm-sub"`` (the default), ``"clip"``, or ``"auto"``: whichever of the two
         :func:`~ldp.estimates.choose_consistency` expects to err less on this tally. The returned
         estimate's ``method`` names the adjustment applied. See
-        :func:`ldp.estimators.score_interval` for why the bands are score intervals.
+        :func:`ldp.estimates.unified_interval` for how the bands are made: Feldman and Cousins'
+        ordering, so that an estimate far outside [0, 1] still gets a band of positive width.
         """
         unbiased = self.estimate(tally)
-        bands = score_interval(self.unit_variances, unbiased.proportions, tally.n)
+        bands = unified_interval(self.unit_variances, unbiased.proportions, tally.n)
         if method == "auto":
             method = self.automatic_consistency(unbiased.proportions, tally.n)
         return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]

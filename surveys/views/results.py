@@ -247,7 +247,7 @@ ESTIMATE_COLUMNS = [
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
 BAND_KINDS = {
     "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
-    "consistent": "score",  # test inversion on [0, 1] (ldp.estimates.score_interval)
+    "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.estimates.unified_interval)
 }
 
 

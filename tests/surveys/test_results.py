@@ -315,4 +315,4 @@ def test_exports_and_pages_agree_on_every_estimate_flag_and_band(organizer_clien
         intervals = re.findall(r"<td data-interval>([-0-9.]+) % – ([-0-9.]+) %</td>", card)
         assert shown == [f"{100 * r[kind]:.1f}" for r in exported]
         assert intervals == [(f"{100 * r[f'{kind}_low']:.1f}", f"{100 * r[f'{kind}_high']:.1f}") for r in exported]
-        assert {r[f"{kind}_band"] for r in exported} == {"normal" if kind == "unbiased" else "score"}
+        assert {r[f"{kind}_band"] for r in exported} == {"normal" if kind == "unbiased" else "unified"}
