@@ -222,10 +222,6 @@ class SurveyState:
         return [r for q in self.questions for r in self.results(q)]
 
 
-def survey_results(survey: Survey) -> list[QuestionResult]:
-    return SurveyState.read(survey).all_results()
-
-
 def tally_signature(survey: Survey) -> str:
     """A short string that changes whenever any of the survey's tallies does (for polling)."""
     return SurveyState.read(survey).signature
