@@ -45,7 +45,7 @@ class SurveyAdmin(admin.ModelAdmin):
 
 class RandomizationInline(admin.TabularInline):
     model = Randomization
-    fields = ("version", "mechanism", "k", "epsilon", "params", "created_at")
+    fields = ("version", "mechanism", "k", "epsilon", "params", "retired", "created_at")
     readonly_fields = fields
     extra = 0
     can_delete = False
