@@ -9,6 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from surveys import invitations
 from surveys.models import Question, Randomization, Report, Survey
 
 
@@ -153,3 +154,4 @@ def do_close_survey(survey: Survey) -> None:
         raise LifecycleError(_("Only an open survey can be closed."))
     survey.status = Survey.Status.CLOSED
     survey.save(update_fields=["status"])
+    invitations.forget_addresses(survey)

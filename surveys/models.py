@@ -91,6 +91,11 @@ class Survey(models.Model):
         default=False,
         help_text=_("Off: a browser that has responded cannot respond again."),
     )
+    invite_only = models.BooleanField(
+        _("invitation only"),
+        default=False,
+        help_text=_("On: only people with a single-use invitation link can respond, once each."),
+    )
     public_results = models.BooleanField(
         _("publish results"),
         default=False,
@@ -308,3 +313,24 @@ class TallyCell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.randomization} [{self.shard}, {self.cell}] = {self.count}"
+
+
+class Invitation(models.Model):
+    """A single-use invitation to answer a survey, kept so that it can never identify an answer.
+
+    Only a keyed hash of the link's token is stored (``surveys.invitations.token_hash``), with a
+    used flag. Nothing links an invitation to the submission it made: no shared id, no foreign key,
+    and no time finer than the hour it was created. The address is kept only while reminders may
+    still be sent (it is what a reminder goes to) and forgotten when the survey closes.
+    """
+
+    id = models.BigIntegerField(primary_key=True, default=random_id, editable=False)
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="invitations")
+    token_hash = models.BinaryField(max_length=32, unique=True, editable=False)
+    used = models.BooleanField(default=False)
+    email = models.EmailField(blank=True)
+    created_hour = models.DateTimeField(default=hour_now, editable=False)
+    reminders_sent = models.PositiveSmallIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"invitation to {self.survey} ({'used' if self.used else 'unused'})"

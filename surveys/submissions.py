@@ -3,7 +3,8 @@
 A submission is JSON::
 
     {"token": "<one-time token of the answer page>",
-     "reports": [{"question": <id>, "version": <randomization version>, "report": {...}}, ...]}
+     "reports": [{"question": <id>, "version": <randomization version>, "report": {...}}, ...],
+     "invite": "<invitation token>"}      (only when answering through an invitation link)
 
 Each report is validated by its mechanism (``ldp``'s ``parse_report``) against the question's
 frozen randomization. Skipped questions simply have no report. Everything is stored in one
@@ -26,6 +27,7 @@ from django.core import signing
 from django.utils.translation import gettext as _
 
 from ldp.mechanisms import InvalidReport
+from surveys import invitations
 from surveys.access import get_survey_by_share_slug
 from surveys.models import Question, Randomization, Survey
 
@@ -69,15 +71,26 @@ def read_token(survey: Survey, token: Any) -> str:
     return str(data["nonce"])
 
 
-def parse_submission(survey: Survey, body: bytes) -> tuple[str, list[ParsedReport]]:
-    """Validate a submission body completely, touching nothing; return (nonce, reports)."""
+@dataclass(frozen=True)
+class ParsedSubmission:
+    nonce: str
+    reports: list[ParsedReport]
+    #: The keyed hash of the invitation token sent, if any (``surveys.invitations.token_hash``).
+    invitation: bytes | None = None
+
+
+def parse_submission(survey: Survey, body: bytes) -> ParsedSubmission:
+    """Validate a submission body completely, touching nothing."""
     try:
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise SubmissionError(400, _("The submission is not valid JSON.")) from None
-    if not isinstance(payload, dict) or set(payload) != {"token", "reports"}:
-        raise SubmissionError(400, _("A submission is an object with exactly the fields “token” and “reports”."))
+    if not isinstance(payload, dict) or not {"token", "reports"} <= set(payload) <= {"token", "reports", "invite"}:
+        raise SubmissionError(
+            400, _("A submission is an object with the fields “token” and “reports”, and “invite” if invited.")
+        )
     nonce = read_token(survey, payload["token"])
+    invitation = read_invitation(payload.get("invite"))
     items = payload["reports"]
     if not isinstance(items, list):
         raise SubmissionError(400, _("“reports” must be a list."))
@@ -85,10 +98,22 @@ def parse_submission(survey: Survey, body: bytes) -> tuple[str, list[ParsedRepor
         raise SubmissionError(400, _("Answer at least one question before sending."))
     in_force = cached_randomizations_in_force(survey)
     try:
-        return nonce, _parse_items(items, in_force)
+        reports = _parse_items(items, in_force)
     except StaleRandomizations:
         # The cache predates a change of the survey: read it afresh and judge the reports on that.
-        return nonce, _parse_items(items, cached_randomizations_in_force(survey, refresh=True))
+        reports = _parse_items(items, cached_randomizations_in_force(survey, refresh=True))
+    return ParsedSubmission(nonce, reports, invitation)
+
+
+def read_invitation(token: Any) -> bytes | None:
+    """The keyed hash of an invitation token sent with a submission (None: none sent)."""
+    if token is None:
+        return None
+    if not isinstance(token, str) or not 16 <= len(token) <= 64 or not token.isascii():
+        raise SubmissionError(
+            400, _("The invitation in this link is not valid. Open the link exactly as you received it.")
+        )
+    return invitations.token_hash(token)
 
 
 class StaleRandomizations(Exception):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import author, home, respond, results
+from surveys.views import author, home, invitations, respond, results
 
 
 class ExportFormat:
@@ -27,6 +27,9 @@ urlpatterns = [
     path("surveys/<int:survey_id>/delete/", author.survey_delete, name="survey_delete"),
     path("surveys/<int:survey_id>/open/", author.survey_open, name="survey_open"),
     path("surveys/<int:survey_id>/close/", author.survey_close, name="survey_close"),
+    path("surveys/<int:survey_id>/invitations/", invitations.invitation_links, name="invitations"),
+    path("surveys/<int:survey_id>/invitations/mail/", invitations.invitation_emails, name="invitation_emails"),
+    path("surveys/<int:survey_id>/invitations/remind/", invitations.invitation_reminders, name="invitation_reminders"),
     path("surveys/<int:survey_id>/questions/new/", author.question_add, name="question_add"),
     path("surveys/<int:survey_id>/questions/cost/", author.question_cost_preview, name="question_cost_preview"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/", author.question_card, name="question_card"),

@@ -17,18 +17,24 @@ from collections.abc import Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
 from surveys import tallies
-from surveys.models import Randomization, Report, Submission, Survey, hour_now, random_id
+from surveys.models import Invitation, Randomization, Report, Submission, Survey, hour_now, random_id
 from surveys.submissions import ParsedReport, SubmissionError
 
 
-def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport], responded: bool = False) -> Submission:
+def do_submit(
+    survey: Survey, nonce: str, reports: list[ParsedReport], responded: bool = False, invitation: bytes | None = None
+) -> Submission:
     """Store a parsed submission and add it to the tallies; all or nothing, in constant queries.
 
     ``survey`` may be a cached copy (:func:`survey_for_submission`): whether it is open, whether this
     browser may answer again (``responded``: it carries the "already responded" cookie) and its
-    response limit are judged afresh inside the write. PostgreSQL: one statement
+    response limit are judged afresh inside the write. ``invitation`` is the keyed hash of the
+    invitation token sent with the submission (``surveys.invitations``): the write marks it used,
+    and refuses the submission if it is unknown or used, or if the survey is invitation-only and
+    none came. PostgreSQL: one statement
     (:data:`SUBMIT_SQL`), which is its own transaction, unless the survey has a response limit.
     Elsewhere: a ``BEGIN IMMEDIATE`` transaction of six statements.
     """
@@ -38,19 +44,20 @@ def do_submit(survey: Survey, nonce: str, reports: list[ParsedReport], responded
     if connection.vendor != "postgresql":
         with transaction.atomic():
             _check_survey(survey, responded)
-            lock_randomizations(survey, [r.randomization for r in reports])
+            invite_only = lock_randomizations(survey, [r.randomization for r in reports])
+            use_invitation(survey, invitation, invite_only)
             if not _store_statement_by_statement(submission, reports, rows, shard):
                 raise SubmissionError(409, _("These answers were already sent."))
         return submission
     # In autocommit the statement is its own transaction.
     autocommit = not connection.in_atomic_block
-    if autocommit and _submit_in_one_statement(submission, reports, rows, shard, responded, unlimited=True):
+    if autocommit and _submit_in_one_statement(submission, reports, rows, shard, responded, invitation, unlimited=True):
         return submission
     # A response limit (or a caller's transaction, where a savepoint keeps a failed statement from
     # poisoning it): count and insert under the survey's row lock.
     with transaction.atomic():
         _check_survey(survey, responded)
-        _submit_in_one_statement(submission, reports, rows, shard, responded, unlimited=False)
+        _submit_in_one_statement(submission, reports, rows, shard, responded, invitation, unlimited=False)
     return submission
 
 
@@ -97,7 +104,7 @@ def _store_statement_by_statement(
 SUBMIT_SQL = """
 WITH locked AS (
   SELECT r.retired, s.status, (s.closes_at IS NOT NULL AND s.closes_at <= %(now)s) AS closed,
-         s.allow_repeat_responses AS repeat_allowed, s.response_limit
+         s.allow_repeat_responses AS repeat_allowed, s.response_limit, s.invite_only
   FROM surveys_randomization r
   JOIN surveys_question q ON q.id = r.question_id
   JOIN surveys_survey s ON s.id = q.survey_id
@@ -109,12 +116,21 @@ WITH locked AS (
          count(*) FILTER (WHERE retired) AS retired,
          count(*) FILTER (WHERE status <> 'open' OR closed) AS shut,
          count(*) FILTER (WHERE %(responded)s AND NOT repeat_allowed) AS repeated,
-         count(*) FILTER (WHERE %(unlimited)s AND response_limit IS NOT NULL) AS limited
+         count(*) FILTER (WHERE %(unlimited)s AND response_limit IS NOT NULL) AS limited,
+         count(*) FILTER (WHERE invite_only AND %(invitation)s::bytea IS NULL) AS uninvited
   FROM locked
+), accepted AS (
+  SELECT 1 FROM verdict
+  WHERE found = %(expected)s AND retired = 0 AND shut = 0 AND repeated = 0 AND limited = 0 AND uninvited = 0
+), invited AS (
+  UPDATE surveys_invitation SET used = TRUE
+  WHERE %(invitation)s::bytea IS NOT NULL AND survey_id = %(survey)s AND token_hash = %(invitation)s::bytea
+    AND NOT used AND EXISTS (SELECT 1 FROM accepted)
+  RETURNING 1
 ), s AS (
   INSERT INTO surveys_submission (id, survey_id, received_hour, nonce)
-  SELECT %(id)s, %(survey)s, %(hour)s, %(nonce)s FROM verdict
-  WHERE found = %(expected)s AND retired = 0 AND shut = 0 AND repeated = 0 AND limited = 0
+  SELECT %(id)s, %(survey)s, %(hour)s, %(nonce)s FROM accepted
+  WHERE %(invitation)s::bytea IS NULL OR EXISTS (SELECT 1 FROM invited)
   ON CONFLICT (nonce) DO NOTHING RETURNING id
 ), r AS (
   INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed)
@@ -132,7 +148,8 @@ WITH locked AS (
   SELECT %(survey)s, %(hour)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
   ON CONFLICT (survey_id, hour, shard) DO UPDATE SET count = surveys_hourlyresponses.count + 1
 )
-SELECT (SELECT count(*) FROM s), found, retired, shut, repeated, limited FROM verdict
+SELECT (SELECT count(*) FROM s), found, retired, shut, repeated, limited, uninvited, (SELECT count(*) FROM invited)
+FROM verdict
 """
 
 
@@ -142,6 +159,7 @@ def _submit_in_one_statement(
     rows: list[tuple[int, ...]],
     shard: int,
     responded: bool,
+    invitation: bytes | None,
     unlimited: bool,
 ) -> bool:
     """Run :data:`SUBMIT_SQL`; False if the survey has a response limit and ``unlimited`` was claimed."""
@@ -154,6 +172,7 @@ def _submit_in_one_statement(
         "expected": len(randomizations),
         "responded": responded,
         "unlimited": unlimited,
+        "invitation": invitation,
         "id": submission.pk,
         "hour": submission.received_hour,
         "nonce": submission.nonce,
@@ -169,7 +188,7 @@ def _submit_in_one_statement(
     }
     with connection.cursor() as cursor:
         cursor.execute(SUBMIT_SQL, params)
-        inserted, found, retired, shut, repeated, limited = cursor.fetchone()
+        inserted, found, retired, shut, repeated, limited, uninvited, invited = cursor.fetchone()
     if shut:
         raise SubmissionError(403, _("This survey is not accepting responses."))
     if found != len(randomizations) or retired:
@@ -178,21 +197,46 @@ def _submit_in_one_statement(
         raise SubmissionError(409, _("You have already answered this survey from this browser."))
     if limited:
         return False
+    if uninvited:
+        raise SubmissionError(403, str(UNINVITED))
+    if invitation is not None and not invited:
+        raise SubmissionError(403, str(INVITATION_USED))
     if not inserted:
         raise SubmissionError(409, _("These answers were already sent."))
     return True
 
 
-def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> None:
+UNINVITED = _lazy("This survey takes answers by invitation only. Open the link from your invitation to answer.")
+INVITATION_USED = _lazy(
+    "This invitation link has already been used or is not valid. Each invitation accepts one response."
+)
+
+
+def use_invitation(survey: Survey, invitation: bytes | None, invite_only: bool) -> None:
+    """Mark the invitation used, or refuse: the statement-by-statement path (inside its transaction).
+
+    One conditional ``UPDATE``: it matches only an unused invitation of this survey, so two
+    submissions with the same invitation cannot both succeed.
+    """
+    if invitation is None:
+        if invite_only:
+            raise SubmissionError(403, str(UNINVITED))
+        return
+    if not Invitation.objects.filter(survey=survey, token_hash=invitation, used=False).update(used=True):
+        raise SubmissionError(403, str(INVITATION_USED))
+
+
+def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> bool:
     """Check, inside the submission's transaction, that its randomizations still take reports.
 
     The statement-by-statement path (SQLite). SQLite runs every write transaction alone
     (``BEGIN IMMEDIATE``), so this read cannot interleave with an edit; PostgreSQL share-locks and
-    checks inside :data:`SUBMIT_SQL` instead. The same query re-reads whether the survey is open.
+    checks inside :data:`SUBMIT_SQL` instead. The same query re-reads whether the survey is open,
+    and returns whether it takes answers by invitation only.
     """
     ids = sorted({r.pk for r in randomizations})
     sql = (
-        "SELECT r.retired, s.status, CASE WHEN s.closes_at <= %s THEN 1 ELSE 0 END "
+        "SELECT r.retired, s.status, CASE WHEN s.closes_at <= %s THEN 1 ELSE 0 END, s.invite_only "
         "FROM surveys_randomization r JOIN surveys_question q ON q.id = r.question_id "
         "JOIN surveys_survey s ON s.id = q.survey_id "
         f"WHERE s.id = %s AND r.id IN ({', '.join(['%s'] * len(ids))})"
@@ -201,10 +245,11 @@ def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> 
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, survey.pk, *ids])
         rows = cursor.fetchall()
-    if any(status != Survey.Status.OPEN or closed for _retired, status, closed in rows):
+    if any(status != Survey.Status.OPEN or closed for _retired, status, closed, _invite_only in rows):
         raise SubmissionError(403, _("This survey is not accepting responses."))
-    if len(rows) != len(ids) or any(retired for retired, _status, _closed in rows):
+    if len(rows) != len(ids) or any(retired for retired, _status, _closed, _invite_only in rows):
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
+    return any(bool(invite_only) for *_, invite_only in rows)
 
 
 def insert_unless_replayed(submission: Submission) -> bool:

@@ -27,6 +27,14 @@ function setUp(form) {
 
   const submitButton = /** @type {HTMLButtonElement} */ (form.querySelector("[data-submit]"));
   const errorBox = /** @type {HTMLElement} */ (form.querySelector("[data-error]"));
+  const invite = invitationToken();
+  if (form.dataset.inviteOnly !== undefined && !invite) {
+    showError(
+      errorBox,
+      gettext("This survey takes answers by invitation only. Open the link from your invitation to answer."),
+    );
+    return;
+  }
   submitButton.disabled = false;
 
   form.addEventListener("submit", async (event) => {
@@ -51,7 +59,7 @@ function setUp(form) {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": form.dataset.csrfToken || "" },
-        body: JSON.stringify({ token: form.dataset.token, reports }),
+        body: JSON.stringify(invite ? { token: form.dataset.token, reports, invite } : { token: form.dataset.token, reports }),
       });
       const data = await response.json().catch(() => ({}));
       if (!response.ok) {
@@ -65,6 +73,14 @@ function setUp(form) {
       submitButton.disabled = false;
     }
   });
+}
+
+/**
+ * The invitation token in the link's fragment (`#invite=…`), which browsers never send to the server.
+ * @returns {string | null}
+ */
+function invitationToken() {
+  return new URLSearchParams(window.location.hash.slice(1)).get("invite");
 }
 
 /**

@@ -92,6 +92,7 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
         "specs": [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items],
         "token": new_token(survey) if items else "",
         "total_epsilon": sum(i.question.epsilon for i in items),
+        "invitations_used": bool(items) and (survey.invite_only or survey.invitations.exists()),
     }
     return render(request, "surveys/respond.html", context)
 
@@ -101,8 +102,9 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
     survey = survey_for_submission(slug)
     try:
         body = read_json_body(request)
-        nonce, reports = parse_submission(survey, body)
-        do_submit(survey, nonce, reports, responded=has_responded(request, survey))
+        parsed = parse_submission(survey, body)
+        reports = parsed.reports
+        do_submit(survey, parsed.nonce, reports, has_responded(request, survey), parsed.invitation)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
     receipt = [

@@ -91,8 +91,8 @@ def test_skipped_questions_send_no_report(client, survey):
     ("mutate", "status", "message"),
     [
         (lambda p: "{not json", 400, "not valid JSON"),
-        (lambda p: [], 400, "exactly the fields"),
-        (lambda p: {**p, "extra": 1}, 400, "exactly the fields"),
+        (lambda p: [], 400, "the fields “token” and “reports”"),
+        (lambda p: {**p, "extra": 1}, 400, "the fields “token” and “reports”"),
         (lambda p: {**p, "reports": []}, 400, "at least one question"),
         (lambda p: {**p, "reports": {}}, 400, "must be a list"),
         (lambda p: {**p, "reports": p["reports"] * 2}, 400, "more reports than questions"),

@@ -1,0 +1,104 @@
+"""Organizers' invitation page: single-use links made or mailed, counts, reminders.
+
+Only the owner reaches it (``surveys.access``). New links are shown in the response that made
+them and never again: the server keeps only their keyed hashes (``surveys.invitations``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_http_methods, require_POST
+
+from surveys import invitations
+from surveys.access import get_survey_for_owner
+from surveys.forms import InvitationEmailsForm, InvitationLinksForm
+from surveys.models import Survey
+
+PAGE = "surveys/invitations.html"
+
+
+def page_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[str, Any]:
+    return {
+        "survey": survey,
+        "counts": invitations.counts(survey),
+        "links_form": InvitationLinksForm(),
+        "emails_form": InvitationEmailsForm(),
+        "new_links": [],
+        **extra,
+    }
+
+
+def share_url(request: HttpRequest, survey: Survey) -> str:
+    return request.build_absolute_uri(survey.get_share_url())
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def invitation_links(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """GET: the page. POST: make N links and show them, once."""
+    survey = get_survey_for_owner(request.user, survey_id)
+    if request.method == "GET":
+        return render(request, PAGE, page_context(request, survey))
+    form = InvitationLinksForm(request.POST)
+    if not form.is_valid():
+        return render(request, PAGE, page_context(request, survey, links_form=form), status=400)
+    links = invitations.create_links(survey, share_url(request, survey), form.cleaned_data["count"])
+    response = render(request, PAGE, page_context(request, survey, new_links=links))
+    # The links exist only in this response: no cache may keep a copy.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    form = InvitationEmailsForm(request.POST)
+    if not form.is_valid():
+        return render(request, PAGE, page_context(request, survey, emails_form=form), status=400)
+    try:
+        sent = invitations.invite_addresses(survey, share_url(request, survey), form.cleaned_data["emails"])
+    except OSError:
+        form.add_error(None, _("The mail server did not accept the invitations; none were made. Try again later."))
+        return render(request, PAGE, page_context(request, survey, emails_form=form), status=502)
+    skipped = len(form.cleaned_data["emails"]) - sent
+    messages.success(
+        request, ngettext("Mailed %(count)s invitation.", "Mailed %(count)s invitations.", sent) % {"count": sent}
+    )
+    if skipped:
+        messages.info(
+            request,
+            ngettext(
+                "%(count)s address was already invited and was skipped.",
+                "%(count)s addresses were already invited and were skipped.",
+                skipped,
+            )
+            % {"count": skipped},
+        )
+    return redirect("invitations", survey.pk)
+
+
+@login_required
+@require_POST
+def invitation_reminders(request: HttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    try:
+        sent = invitations.remind_unused(survey, share_url(request, survey))
+    except OSError:
+        messages.error(
+            request, _("The mail server did not accept the reminders; nothing was changed. Try again later.")
+        )
+        return redirect("invitations", survey.pk)
+    messages.success(
+        request,
+        ngettext("Sent %(count)s reminder with a new link.", "Sent %(count)s reminders with new links.", sent)
+        % {"count": sent},
+    )
+    return redirect("invitations", survey.pk)
