@@ -111,6 +111,34 @@ def sync_randomization(question: Question) -> Randomization:
     )
 
 
+#: Fields a copy of a survey does not take over: identity, lifecycle and timestamps.
+SURVEY_FIELDS_NOT_COPIED = {"id", "owner", "slug", "status", "created_at", "opened_at"}
+
+
+@transaction.atomic
+def do_duplicate_survey(survey: Survey) -> Survey:
+    """A new draft with the survey's settings and questions, and none of its reports or invitations.
+
+    Every other concrete field is copied, so question kinds added later are copied too. The copy
+    gets a new share link; its questions get their randomizations when it opens.
+    """
+    copy = Survey(owner=survey.owner)
+    for field in Survey._meta.concrete_fields:
+        if field.name not in SURVEY_FIELDS_NOT_COPIED:
+            setattr(copy, field.attname, getattr(survey, field.attname))
+    copy.title = _("Copy of %(title)s") % {"title": survey.title}
+    copy.title = copy.title[: Survey._meta.get_field("title").max_length]
+    copy.save()
+    questions = []
+    for question in survey.questions.all():
+        question.pk = None
+        question._state.adding = True
+        question.survey = copy
+        questions.append(question)
+    Question.objects.bulk_create(questions)
+    return copy
+
+
 def open_problems(survey: Survey) -> list[str]:
     """Why the survey cannot be opened as it stands (empty when it can)."""
     problems = []

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import validate_email
+from django.utils import timezone
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -26,6 +27,9 @@ MAX_HASH_COUNT = 1024
 MAX_SKETCH_WIDTH = 4096
 #: A cap larger than this could not be spent: 64 questions x the largest epsilon is far less.
 MAX_EPSILON_CAP = 1000.0
+#: A new survey's total-ε cap. Above it a respondent's answers are barely protected: with ε = 5 a
+#: report is up to e^5 ≈ 148 times likelier under one answer than another.
+DEFAULT_EPSILON_CAP = 5.0
 
 #: ``_("...%(x)s") % values`` on a lazy string translates at import time, in the default language;
 #: this defers the whole interpolation to when the text is shown.
@@ -60,6 +64,23 @@ class SurveyForm(forms.ModelForm):
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
             "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            self.fields["epsilon_cap"].initial = DEFAULT_EPSILON_CAP
+        self.fields["epsilon_cap"].help_text = interpolate_lazy(
+            _(
+                "The most ε one respondent may spend on the whole survey. New surveys start at %(cap)s: "
+                "beyond that, randomization protects each answer only weakly. Raise it only knowingly; "
+                "empty means no cap."
+            ),
+            {"cap": DEFAULT_EPSILON_CAP},
+        )
+        # Django reads and shows the date in the active zone (surveys.timezones): say which.
+        self.fields["closes_at"].help_text = _("In your time zone, %(zone)s. Empty: open until you close it.") % {
+            "zone": timezone.get_current_timezone_name()
         }
 
     def clean_expected_respondents(self) -> int:

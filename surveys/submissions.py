@@ -98,10 +98,10 @@ def parse_submission(survey: Survey, body: bytes) -> ParsedSubmission:
         raise SubmissionError(400, _("Answer at least one question before sending."))
     in_force = cached_randomizations_in_force(survey)
     try:
-        reports = _parse_items(items, in_force)
+        reports = parse_items(items, in_force)
     except StaleRandomizations:
         # The cache predates a change of the survey: read it afresh and judge the reports on that.
-        reports = _parse_items(items, cached_randomizations_in_force(survey, refresh=True))
+        reports = parse_items(items, cached_randomizations_in_force(survey, refresh=True))
     return ParsedSubmission(nonce, reports, invitation)
 
 
@@ -120,7 +120,7 @@ class StaleRandomizations(Exception):
     """A report names a question or version the cached randomizations do not know."""
 
 
-def _parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
+def parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
     try:
         if len(items) > len(in_force.by_question):
             raise SubmissionError(400, _("There are more reports than questions."))

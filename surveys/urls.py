@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import author, home, invitations, respond, results
+from surveys.views import author, home, invitations, preview, respond, results
 
 
 class ExportFormat:
@@ -25,6 +25,9 @@ urlpatterns = [
     path("surveys/<int:survey_id>/", author.survey_detail, name="survey_detail"),
     path("surveys/<int:survey_id>/settings/", author.survey_settings, name="survey_settings"),
     path("surveys/<int:survey_id>/delete/", author.survey_delete, name="survey_delete"),
+    path("surveys/<int:survey_id>/duplicate/", author.survey_duplicate, name="survey_duplicate"),
+    path("surveys/<int:survey_id>/preview/", preview.survey_preview, name="survey_preview"),
+    path("surveys/<int:survey_id>/preview/check/", preview.preview_check, name="survey_preview_check"),
     path("surveys/<int:survey_id>/open/", author.survey_open, name="survey_open"),
     path("surveys/<int:survey_id>/close/", author.survey_close, name="survey_close"),
     path("surveys/<int:survey_id>/invitations/", invitations.invitation_links, name="invitations"),

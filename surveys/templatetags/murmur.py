@@ -1,9 +1,14 @@
-"""Number formatting for privacy and accuracy figures, in the active language's format."""
+"""Numbers for privacy and accuracy figures, and dates, in the active language's format and zone."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django import template
-from django.utils.formats import get_format, number_format
+from django.utils import timezone
+from django.utils.formats import date_format, get_format, number_format
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import pgettext
 
 register = template.Library()
@@ -41,3 +46,21 @@ def count(value: int | None) -> str:
     if value is None:
         return ""
     return number_format(int(value), force_grouping=True)
+
+
+@register.filter
+def local_time(value: datetime | None) -> SafeString | str:
+    """A ``<time>`` in the active zone, with the zone's name; the browser re-renders it in its own.
+
+    ``static/surveys/timezone.js`` rewrites every ``time[data-local]`` with ``Intl.DateTimeFormat``,
+    so a respondent whose zone the server does not know still reads the time in theirs.
+    """
+    if value is None:
+        return ""
+    local = timezone.localtime(value)
+    return format_html(
+        '<time datetime="{}" data-local>{} ({})</time>',
+        value.isoformat(),
+        date_format(local, "DATETIME_FORMAT"),
+        timezone.get_current_timezone_name(),
+    )

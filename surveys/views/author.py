@@ -24,7 +24,7 @@ from ldp.advisor import recommend
 from surveys import actions
 from surveys.access import get_question_for_owner, get_survey_for_owner
 from surveys.costs import QuestionCost
-from surveys.forms import QuestionForm, SignUpForm, SurveyForm
+from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm
 from surveys.models import Question, Survey
 from surveys.qr import qr_svg
 
@@ -60,6 +60,7 @@ def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
         "open_problems": actions.open_problems(survey) if survey.status != Survey.Status.OPEN else [],
         "share_url": share_url,
         "share_qr": qr_svg(share_url) if survey.status != Survey.Status.DRAFT else "",
+        "default_epsilon_cap": DEFAULT_EPSILON_CAP,
     }
 
 
@@ -152,6 +153,16 @@ def survey_delete(request: HttpRequest, survey_id: int) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(reverse("survey_list"))
     return redirect("survey_list")
+
+
+@login_required
+@require_POST
+def survey_duplicate(request: HttpRequest, survey_id: int) -> HttpResponse:
+    copy = actions.do_duplicate_survey(get_survey_for_owner(request.user, survey_id))
+    messages.success(request, _("This is a copy, saved as a draft. Its reports and invitations start empty."))
+    if request.htmx:
+        return HttpResponseClientRedirect(copy.get_absolute_url())
+    return redirect(copy)
 
 
 @login_required

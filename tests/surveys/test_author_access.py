@@ -8,9 +8,10 @@ from django.urls import reverse
 from surveys import urls
 from tests.base import make_question, make_survey
 
-# Every view of the organizers' module except sign-up (results readers' access is in test_results).
+# Every view of the organizers' modules except sign-up (results readers' access is in test_results).
+ORGANIZER_MODULES = {"surveys.views.author", "surveys.views.invitations", "surveys.views.preview"}
 ORGANIZER_URLS = sorted(
-    p.name for p in urls.urlpatterns if p.callback.__module__ == "surveys.views.author" and p.name != "signup"
+    p.name for p in urls.urlpatterns if p.callback.__module__ in ORGANIZER_MODULES and p.name != "signup"
 )
 
 
@@ -31,7 +32,7 @@ def owned(organizer):
 
 
 def test_the_url_list_covers_every_organizer_view():
-    assert len(ORGANIZER_URLS) == 13
+    assert len(ORGANIZER_URLS) == 19
 
 
 @pytest.mark.parametrize("name", ORGANIZER_URLS)

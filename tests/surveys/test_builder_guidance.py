@@ -1,0 +1,67 @@
+"""The builder's guidance (issue 13, items 4 and 6): default ε cap, budget warning, the share link
+with a copy button, and a public page in plain language with keyboard-reachable tables."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from surveys.forms import DEFAULT_EPSILON_CAP, SurveyForm
+from tests.base import make_open_survey, make_question, make_reports, make_survey
+
+
+def test_a_new_survey_starts_with_the_default_cap_and_says_why(organizer_client):
+    assert SurveyForm().fields["epsilon_cap"].initial == DEFAULT_EPSILON_CAP == 5.0
+    page = organizer_client.get(reverse("survey_create")).content.decode()
+    assert 'name="epsilon_cap" value="5.0"' in page
+    assert "beyond that, randomization protects each answer only weakly" in page
+
+
+def test_an_existing_survey_keeps_its_own_cap(organizer):
+    survey = make_survey(organizer, epsilon_cap=None)
+    assert SurveyForm(instance=survey).initial["epsilon_cap"] is None
+
+
+@pytest.mark.parametrize(("epsilons", "warned"), [((2.0, 3.0), False), ((3.0, 2.5), True)])
+def test_the_budget_warns_above_the_suggested_total(organizer_client, organizer, epsilons, warned):
+    survey = make_survey(organizer)
+    for epsilon in epsilons:
+        make_question(survey, epsilon=epsilon)
+    page = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert ("data-budget-warning" in page) is warned
+
+
+def test_the_share_link_is_absolute_with_a_copy_button(organizer_client, organizer):
+    survey = make_open_survey(organizer)
+    page = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert f'value="http://testserver{survey.get_share_url()}"' in page
+    assert 'data-copy-target="#share-link"' in page
+    assert "surveys/copy.js" in page
+
+
+@pytest.fixture
+def published(organizer):
+    survey = make_open_survey(organizer, public_results=True)
+    make_reports(survey.questions.first(), [0] * 300 + [1] * 150 + [2] * 50, seed=3)
+    return survey
+
+
+def test_the_public_page_speaks_plainly(client, published):
+    page = client.get(reverse("public_results", args=[published.slug])).content.decode()
+    sentences = re.findall(r"Between ([\d.]+ %) and ([\d.]+ %) chose “(\w+)”", page)
+    assert [option for *_, option in sentences] == ["Good", "Fine", "Bad"]
+    assert "randomized on the respondent's own device" in page
+    # The technical table is still there, folded away, and reachable by keyboard.
+    assert '<details class="method">' in page
+    assert 'class="table-scroll" tabindex="0" role="region"' in page
+
+
+def test_phones_get_html_bars_with_the_same_numbers(client, published):
+    page = client.get(reverse("public_results", args=[published.slug])).content.decode()
+    values = re.findall(r'<meter min="0" max="1" value="([-\d.e]+)">', page)
+    assert len(values) == 3
+    shown = re.findall(r"<td data-estimate>([^<]+)</td>", page)
+    bar_texts = re.findall(r'<span class="bar-value">([^<]+) <small>', page)
+    assert bar_texts == shown
