@@ -15,6 +15,7 @@
  */
 
 import { cryptoRandomSource, uniformInt, uniformUnit } from "./randomize.js";
+import { SpecError } from "./spec.js";
 
 /** @typedef {import("./randomize.js").RandomSource} RandomSource */
 
@@ -63,9 +64,14 @@ export function uniformInteger(bound, random) {
 
 // -- spec validation ------------------------------------------------------------------------
 
-/** @param {string} message */
-function invalid(message) {
-  return new Error(`malformed numeric spec: ${message}`);
+/**
+ * A SpecError; `message` starts with the field's name unless `field` is given.
+ * @param {string} message
+ * @param {string} [field]
+ */
+function invalid(message, field = message.split(" ")[0]) {
+  const detail = message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
+  return new SpecError(field, detail, "numeric spec");
 }
 
 /**
@@ -113,7 +119,7 @@ function weightList(spec, name, length) {
 function symmetricTotal(weights) {
   let total = weights[0];
   for (let j = 1; j < weights.length; j += 1) total += 2 * weights[j];
-  if (total > TWO_POW_53) throw invalid("noise weights must total at most 2^53");
+  if (total > TWO_POW_53) throw invalid("noise_weights must total at most 2^53");
   return total;
 }
 
@@ -125,7 +131,7 @@ function symmetricTotal(weights) {
  */
 function checkRatio(numerator, denominator, epsilon, what) {
   if (Math.log(numerator / denominator) > epsilon + RATIO_SLACK) {
-    throw invalid(`${what} allows a likelihood ratio above e^epsilon`);
+    throw invalid(`${what} allow a likelihood ratio above e^epsilon`, what.split(" ")[0]);
   }
 }
 
@@ -134,7 +140,7 @@ function checkRatio(numerator, denominator, epsilon, what) {
  * @param {any} spec
  */
 function checkHeader(spec) {
-  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw invalid("a spec must be an object");
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw invalid("a spec must be an object", "");
   const lo = finiteNumber(spec, "lo");
   const hi = finiteNumber(spec, "hi");
   if (!(lo < hi)) throw invalid(`lo must be below hi, got ${lo} and ${hi}`);
@@ -179,7 +185,7 @@ function checkOneBit(spec) {
   const denominator = integerIn(spec, "denominator", 2, TWO_POW_53);
   const base = integerIn(spec, "base", 1, denominator);
   const slope = integerIn(spec, "slope", 1, denominator);
-  if (base + spec.grid * slope !== denominator - base) throw invalid("base + grid * slope must equal denominator - base");
+  if (base + spec.grid * slope !== denominator - base) throw invalid("slope must make base + grid * slope equal denominator - base");
   checkRatio(denominator - base, base, spec.epsilon, "denominator and base");
 }
 
@@ -218,7 +224,7 @@ const CHECKS = {
 export function checkNumericSpec(spec) {
   checkHeader(spec);
   const check = Object.prototype.hasOwnProperty.call(CHECKS, spec.mechanism) ? CHECKS[/** @type {keyof CHECKS} */ (spec.mechanism)] : undefined;
-  if (!check) throw invalid(`unknown mechanism ${JSON.stringify(spec.mechanism)}`);
+  if (!check) throw invalid(`mechanism must be one of ${Object.keys(CHECKS).join(", ")}, got ${JSON.stringify(spec.mechanism)}`);
   check(spec);
   return spec;
 }

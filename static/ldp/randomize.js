@@ -6,6 +6,9 @@
  * answer (an option index) and a random source, and returns the report to send. The spec
  * carries every probability: nothing here derives one from epsilon.
  *
+ * Every randomizer first checks its spec (static/ldp/spec.js): a malformed one throws a
+ * SpecError naming the field and nothing is randomized.
+ *
  * Randomness: a RandomSource fills a Uint32Array with independent uniform words, as
  * crypto.getRandomValues does. Integers in [0, n) are drawn by rejection (no modulo bias);
  * a Bernoulli(p) draw compares p with a uniform number built from 53 random bits, so its
@@ -66,6 +69,10 @@
  * @typedef {KrrSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec} ClientSpec
  */
 
+import { SpecError, checkSpec, hadamardSign } from "./spec.js";
+
+export { SpecError, hadamardSign } from "./spec.js";
+
 const TWO_POW_32 = 4294967296;
 const TWO_POW_53 = 9007199254740992;
 
@@ -111,10 +118,17 @@ export function bernoulli(p, random) {
 }
 
 /**
+ * Check the spec (once per spec object) and that it is one of `mechanisms`, then the answer:
+ * an option index in [0, k).
+ * @param {any} spec
  * @param {number} value
- * @param {number} k
+ * @param {string[]} mechanisms
  */
-function checkAnswer(value, k) {
+function checkAnswer(spec, value, mechanisms) {
+  const k = checkSpec(spec).k;
+  if (!mechanisms.includes(spec.mechanism)) {
+    throw new SpecError("mechanism", `must be ${mechanisms.join(" or ")} for this randomizer, got ${JSON.stringify(spec.mechanism)}`);
+  }
   if (!Number.isInteger(value) || value < 0 || value >= k) {
     throw new RangeError(`answer must be an option index in [0, ${k}), got ${value}`);
   }
@@ -128,7 +142,7 @@ function checkAnswer(value, k) {
  * @returns {{value: number}}
  */
 export function randomizeKrr(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["krr"]);
   if (bernoulli(spec.keep_probability, random)) return { value };
   const other = uniformInt(spec.k - 1, random);
   return { value: other >= value ? other + 1 : other };
@@ -144,7 +158,7 @@ export function randomizeKrr(spec, value, random) {
  * @returns {{hash_index: number, bits: number[]}}
  */
 export function randomizeCms(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["cms"]);
   const j = uniformInt(spec.hash_count, random);
   const position = spec.hashes[j][value];
   const bits = [];
@@ -165,7 +179,7 @@ export function randomizeCms(spec, value, random) {
  * @returns {{buckets: number[], bits: number[]}}
  */
 export function randomizeDBitFlip(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["dbitflip", "sue", "oue"]);
   // The first d entries of a partial Fisher-Yates shuffle are a uniform d-subset.
   const order = Array.from({ length: spec.k }, (_, i) => i);
   for (let i = 0; i < spec.d; i += 1) {
@@ -204,7 +218,7 @@ function sampleWithoutReplacement(items, count, random) {
  * @returns {{hash: number[], value: number}}
  */
 export function randomizeOlh(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["olh"]);
   const coefficients = [0, 0, 0].map(() => uniformInt(spec.prime, random));
   const [a, b, c] = coefficients;
   const hashed = ((((((a * value) % spec.prime) + b) % spec.prime) * value) % spec.prime + c) % spec.prime % spec.range_size;
@@ -222,7 +236,7 @@ export function randomizeOlh(spec, value, random) {
  * @returns {{subset: number[]}}
  */
 export function randomizeSubset(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["subset"]);
   const others = Array.from({ length: spec.k }, (_, i) => i).filter((i) => i !== value);
   if (bernoulli(spec.in_probability, random)) {
     const subset = [value, ...sampleWithoutReplacement(others, spec.subset_size - 1, random)];
@@ -239,27 +253,12 @@ export function randomizeSubset(spec, value, random) {
  * @returns {{index: number}}
  */
 export function randomizeHadamard(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["hadamard"]);
   const inside = new Set(spec.sets[value]);
   const pool = bernoulli(spec.in_probability, random)
     ? spec.sets[value]
     : Array.from({ length: spec.size }, (_, i) => i).filter((i) => !inside.has(i));
   return { index: pool[uniformInt(pool.length, random)] };
-}
-
-/**
- * (-1)^popcount(a & b): an entry of the Sylvester-Hadamard matrix.
- * @param {number} a
- * @param {number} b
- */
-export function hadamardSign(a, b) {
-  let overlap = a & b;
-  let parity = 0;
-  while (overlap) {
-    parity ^= overlap & 1;
-    overlap >>>= 1;
-  }
-  return parity ? -1 : 1;
 }
 
 /**
@@ -271,7 +270,7 @@ export function hadamardSign(a, b) {
  * @returns {{hash_index: number, coefficient: number, bit: number}}
  */
 export function randomizeHcms(spec, value, random) {
-  checkAnswer(value, spec.k);
+  checkAnswer(spec, value, ["hcms"]);
   const j = uniformInt(spec.hash_count, random);
   const l = uniformInt(spec.width, random);
   const sign = hadamardSign(l, spec.hashes[j][value]);
@@ -299,7 +298,6 @@ const RANDOMIZERS = {
  * @param {RandomSource} [random]
  */
 export function randomize(spec, value, random = cryptoRandomSource()) {
-  const randomizer = RANDOMIZERS[spec.mechanism];
-  if (!randomizer) throw new Error(`unknown mechanism ${JSON.stringify(spec.mechanism)}`);
-  return randomizer(/** @type {any} */ (spec), value, random);
+  checkSpec(spec);
+  return RANDOMIZERS[spec.mechanism](/** @type {any} */ (spec), value, random);
 }

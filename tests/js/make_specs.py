@@ -6,7 +6,9 @@ tests/ldp/test_js_specs.py fails if the committed files differ from what ldp mak
 the JavaScript is always tested against the server's real specs. Numeric mechanisms' specs
 follow the categorical ones in specs.json; tests/js/numeric_tables.json holds, for the small
 numeric cases, Python's exact report distribution P(report | grid point) to compare with the
-one the JavaScript derives from the spec.
+one the JavaScript derives from the spec. tests/js/privacy_table.json holds, for those specs and a
+few more edge cases, the spec and the privacy ldp states for it (worst-case ln ratio, and delta at
+epsilon for the Gaussian), which static/ldp/epsilon.js must recompute from the spec alone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ldp import make_mechanism, make_numeric_mechanism
 
 PATH = Path(__file__).with_name("specs.json")
 TABLES_PATH = Path(__file__).with_name("numeric_tables.json")
+PRIVACY_PATH = Path(__file__).with_name("privacy_table.json")
 
 CASES = {
     "krr-k5": ("krr", 5, 1.0, {}),
@@ -59,6 +62,35 @@ NUMERIC_CASES = {
 }
 
 
+# Edge cases for the privacy table only: boundaries of k, d, omega, the Hadamard size, OLH's prime.
+PRIVACY_CASES = {
+    "krr-k2-eps10": ("krr", 2, 10.0, {}),
+    "krr-k256-eps001": ("krr", 256, 0.01, {}),
+    "subset-k2": ("subset", 2, 1.0, {}),
+    "subset-k10-w9": ("subset", 10, 2.0, {"subset_size": 9}),
+    "subset-k10-w1": ("subset", 10, 0.3, {"subset_size": 1}),
+    "2bitflip": ("dbitflip", 6, 1.5, {"d": 2}),
+    "1bitflip-k2": ("dbitflip", 2, 0.7, {"d": 1}),
+    "sue-k2": ("sue", 2, 4.0, {}),
+    "oue-k64": ("oue", 64, 0.2, {}),
+    "olh-k2": ("olh", 2, 5.0, {}),
+    "olh-prime": ("olh", 7, 1.0, {"range_size": 4, "prime": 11}),
+    "olh-g100": ("olh", 40, 6.0, {"range_size": 100}),
+    "hadamard-k4": ("hadamard", 4, 0.5, {}),
+    "hadamard-k7": ("hadamard", 7, 3.0, {}),
+    "hadamard-k2": ("hadamard", 2, 1.0, {}),
+    "cms-k2": ("cms", 2, 0.1, {"hash_count": 4, "width": 2, "hash_seed": 3}),
+    "hcms-k8": ("hcms", 8, 6.0, {"hash_count": 8, "width": 64, "hash_seed": 2}),
+}
+NUMERIC_PRIVACY_CASES = {
+    "num-gaussian-delta-large": ("gaussian", -1, 1, 2.0, {"delta": 1e-2, "grid": 20}),
+    "num-laplace-g2": ("laplace", 0, 1, 3.0, {"grid": 2}),
+    "num-piecewise-eps-small": ("piecewise", 0, 1, 0.05, {"grid": 30}),
+    "num-hybrid-eps9": ("hybrid", 0, 1, 9.0, {"grid": 50}),
+    "num-duchi-eps001": ("duchi", 0, 1, 0.01, {"grid": 5}),
+}
+
+
 def numeric_mechanisms() -> dict:
     return {
         key: make_numeric_mechanism(name, lo, hi, epsilon, **params)
@@ -78,6 +110,24 @@ def tables() -> dict[str, list]:
     return {key: m.report_probabilities().tolist() for key, m in numeric_mechanisms().items() if m.grid <= 10}
 
 
+def privacy_table() -> dict[str, dict]:
+    """For every spec: the spec, and the (epsilon, delta) ldp states for its parameters."""
+    categorical = {**CASES, **PRIVACY_CASES}
+    numeric = {**NUMERIC_CASES, **NUMERIC_PRIVACY_CASES}
+    table = {}
+    for key, (name, k, epsilon, params) in categorical.items():
+        m = make_mechanism(name, k, epsilon, **params)
+        table[key] = {"spec": m.client_spec(), "epsilon": m.worst_case_log_ratio(), "delta": 0.0}
+    for key, (name, lo, hi, epsilon, params) in numeric.items():
+        m = make_numeric_mechanism(name, lo, hi, epsilon, **params)
+        if name == "gaussian":
+            privacy = {"epsilon": m.epsilon, "delta": m.delta_at(m.epsilon)}
+        else:
+            privacy = {"epsilon": m.worst_case_log_ratio(), "delta": 0.0}
+        table[key] = {"spec": m.client_spec(), **privacy}
+    return table
+
+
 def render() -> str:
     return json.dumps(specs(), indent=1) + "\n"
 
@@ -86,6 +136,11 @@ def render_tables() -> str:
     return json.dumps(tables()) + "\n"
 
 
+def render_privacy() -> str:
+    return json.dumps(privacy_table()) + "\n"
+
+
 if __name__ == "__main__":
     PATH.write_text(render())
     TABLES_PATH.write_text(render_tables())
+    PRIVACY_PATH.write_text(render_privacy())

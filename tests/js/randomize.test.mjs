@@ -24,6 +24,18 @@ import {
   uniformInt,
   uniformUnit,
 } from "../../static/ldp/randomize.js";
+import {
+  bitflipTable,
+  cmsTable,
+  hadamardTable,
+  hcmsTable,
+  krrTable,
+  olhHash,
+  olhTable,
+  seededSource,
+  subsetTable,
+  worstLogRatio,
+} from "./tables.mjs";
 
 const SPECS = JSON.parse(readFileSync(new URL("./specs.json", import.meta.url), "utf8"));
 const DRAWS = 100_000;
@@ -32,34 +44,6 @@ const DRAWS = 100_000;
 Math.random = () => {
   throw new Error("Math.random called");
 };
-
-/** xoshiro128** seeded by splitmix32: a deterministic RandomSource for tests. */
-function seededSource(seed) {
-  let s = seed >>> 0;
-  const splitmix = () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
-  const next = () => {
-    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = state[1] << 9;
-    state[2] ^= state[0];
-    state[3] ^= state[1];
-    state[1] ^= state[2];
-    state[0] ^= state[3];
-    state[2] ^= t;
-    state[3] = (state[3] << 11) | (state[3] >>> 21);
-    return result;
-  };
-  return (words) => {
-    for (let i = 0; i < words.length; i += 1) words[i] = next();
-    return words;
-  };
-}
 
 /** A source that replays the given words. */
 function scriptedSource(words) {
@@ -76,34 +60,10 @@ function assertShare(count, draws, p, label) {
   assert.ok(Math.abs(share - p) <= 4 * se, `${label}: share ${share} vs ${p} (se ${se})`);
 }
 
-/** max over reports and answer pairs of ln(P[y|v] / P[y|v']), from table[v][y]. */
-function worstLogRatio(table) {
-  let worst = 0;
-  for (let y = 0; y < table[0].length; y += 1) {
-    const column = table.map((row) => row[y]);
-    worst = Math.max(worst, Math.log(Math.max(...column)) - Math.log(Math.min(...column)));
-  }
-  return worst;
-}
-
 function assertExactEpsilon(table, epsilon) {
   for (const row of table) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-12);
   const ratio = worstLogRatio(table);
   assert.ok(Math.abs(ratio - epsilon) <= 1e-9 * epsilon, `worst log ratio ${ratio} != epsilon ${epsilon}`);
-}
-
-function* combinations(items, size, start = 0, prefix = []) {
-  if (prefix.length === size) {
-    yield prefix;
-    return;
-  }
-  for (let i = start; i < items.length; i += 1) yield* combinations(items, size, i + 1, [...prefix, items[i]]);
-}
-
-function* bitPatterns(length) {
-  for (let mask = 0; mask < 2 ** length; mask += 1) {
-    yield Array.from({ length }, (_, i) => (mask >>> i) & 1);
-  }
 }
 
 // -- random primitives ---------------------------------------------------------------------
@@ -166,13 +126,6 @@ test("the module never mentions Math.random", () => {
 
 // -- k-RR ----------------------------------------------------------------------------------
 
-function krrTable(spec) {
-  const q = (1 - spec.keep_probability) / (spec.k - 1);
-  return Array.from({ length: spec.k }, (_, v) =>
-    Array.from({ length: spec.k }, (_, y) => (y === v ? spec.keep_probability : q)),
-  );
-}
-
 for (const key of ["krr-k5", "krr-k2", "krr-k12"]) {
   test(`k-RR ${key}: shape and frequencies match the spec`, () => {
     const spec = SPECS[key];
@@ -194,24 +147,6 @@ for (const key of ["krr-k5", "krr-k2", "krr-k12"]) {
 }
 
 // -- CMS -----------------------------------------------------------------------------------
-
-function cmsTable(spec) {
-  const p = spec.keep_probability;
-  return Array.from({ length: spec.k }, (_, v) => {
-    const row = [];
-    for (let j = 0; j < spec.hash_count; j += 1) {
-      for (const bits of bitPatterns(spec.width)) {
-        let probability = 1 / spec.hash_count;
-        bits.forEach((bit, i) => {
-          const encoded = i === spec.hashes[j][v] ? 1 : 0;
-          probability *= bit === encoded ? p : 1 - p;
-        });
-        row.push(probability);
-      }
-    }
-    return row;
-  });
-}
 
 for (const key of ["cms-small", "cms-default"]) {
   test(`CMS ${key}: shape and frequencies match the spec`, () => {
@@ -245,24 +180,6 @@ test("CMS: the implied ratio is exactly e^epsilon", () => {
 
 // -- dBitFlip ------------------------------------------------------------------------------
 
-function bitflipTable(spec) {
-  const subsets = [...combinations([...Array(spec.k).keys()], spec.d)];
-  return Array.from({ length: spec.k }, (_, v) => {
-    const row = [];
-    for (const subset of subsets) {
-      for (const bits of bitPatterns(spec.d)) {
-        let probability = 1 / subsets.length;
-        subset.forEach((bucket, i) => {
-          const one = bucket === v ? spec.true_bit_probability : spec.other_bit_probability;
-          probability *= bits[i] ? one : 1 - one;
-        });
-        row.push(probability);
-      }
-    }
-    return row;
-  });
-}
-
 for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8", "sue", "oue", "oue-k3"]) {
   test(`dBitFlip ${key}: shape and frequencies match the spec`, () => {
     const spec = SPECS[key];
@@ -294,13 +211,6 @@ for (const key of ["4bitflip", "5bitflip", "1bitflip", "3bitflip-k8", "sue", "ou
 
 // -- optimal local hashing -----------------------------------------------------------------
 
-/** The hash family written out independently of the module: ((a x^2 + b x + c) mod P) mod g. */
-function olhHash(spec, [a, b, c], x) {
-  const P = BigInt(spec.prime);
-  const X = BigInt(x);
-  return Number(((BigInt(a) * X * X + BigInt(b) * X + BigInt(c)) % P) % BigInt(spec.range_size));
-}
-
 test("OLH: coefficients are uniform and the value is the hash with keep_probability", () => {
   const spec = SPECS["olh"];
   const random = seededSource(8);
@@ -322,30 +232,10 @@ test("OLH: coefficients are uniform and the value is the hash with keep_probabil
 });
 
 test("OLH: the implied ratio is exactly e^epsilon", () => {
-  const spec = SPECS["olh-tiny"];
-  const q = (1 - spec.keep_probability) / (spec.range_size - 1);
-  const table = Array.from({ length: spec.k }, (_, v) => {
-    const row = [];
-    for (let a = 0; a < spec.prime; a += 1) {
-      for (let b = 0; b < spec.prime; b += 1) {
-        for (let c = 0; c < spec.prime; c += 1) {
-          const hashed = olhHash(spec, [a, b, c], v);
-          for (let y = 0; y < spec.range_size; y += 1) row.push((y === hashed ? spec.keep_probability : q) / spec.prime ** 3);
-        }
-      }
-    }
-    return row;
-  });
-  assertExactEpsilon(table, spec.epsilon);
+  assertExactEpsilon(olhTable(SPECS["olh-tiny"]), SPECS["olh-tiny"].epsilon);
 });
 
 // -- subset selection ----------------------------------------------------------------------
-
-function binomial(n, r) {
-  let result = 1;
-  for (let i = 1; i <= r; i += 1) result = (result * (n - r + i)) / i;
-  return result;
-}
 
 for (const key of ["subset", "subset-k6"]) {
   test(`subset selection ${key}: sets have the right size and membership frequencies`, () => {
@@ -367,13 +257,9 @@ for (const key of ["subset", "subset-k6"]) {
   });
 
   test(`subset selection ${key}: the implied ratio is exactly e^epsilon`, () => {
-    const spec = SPECS[key];
-    const sets = [...combinations([...Array(spec.k).keys()], spec.subset_size)];
-    const inside = spec.in_probability / binomial(spec.k - 1, spec.subset_size - 1);
-    const outside = (1 - spec.in_probability) / binomial(spec.k - 1, spec.subset_size);
-    const table = Array.from({ length: spec.k }, (_, v) => sets.map((set) => (set.includes(v) ? inside : outside)));
-    assertExactEpsilon(table, spec.epsilon);
+    assertExactEpsilon(subsetTable(SPECS[key]), SPECS[key].epsilon);
   });
+
 }
 
 // -- Hadamard response ---------------------------------------------------------------------
@@ -405,15 +291,9 @@ for (const key of ["hadamard", "hadamard-k20"]) {
   });
 
   test(`Hadamard response ${key}: the implied ratio is exactly e^epsilon`, () => {
-    const spec = SPECS[key];
-    const table = spec.sets.map((set) => {
-      const inside = new Set(set);
-      return Array.from({ length: spec.size }, (_, j) =>
-        (inside.has(j) ? spec.in_probability : 1 - spec.in_probability) / (spec.size / 2),
-      );
-    });
-    assertExactEpsilon(table, spec.epsilon);
+    assertExactEpsilon(hadamardTable(SPECS[key]), SPECS[key].epsilon);
   });
+
 }
 
 // -- HCMS ----------------------------------------------------------------------------------
@@ -438,20 +318,7 @@ test("HCMS: indices are uniform and the bit follows the transform's sign", () =>
 });
 
 test("HCMS: the implied ratio is exactly e^epsilon", () => {
-  const spec = SPECS["hcms-tiny"];
-  const p = spec.keep_probability;
-  const scale = 1 / (spec.hash_count * spec.width);
-  const table = Array.from({ length: spec.k }, (_, v) => {
-    const row = [];
-    for (let j = 0; j < spec.hash_count; j += 1) {
-      for (let l = 0; l < spec.width; l += 1) {
-        const sign = hadamardSign(l, spec.hashes[j][v]);
-        for (const sent of [1, -1]) row.push((sent === sign ? p : 1 - p) * scale);
-      }
-    }
-    return row;
-  });
-  assertExactEpsilon(table, spec.epsilon);
+  assertExactEpsilon(hcmsTable(SPECS["hcms-tiny"]), SPECS["hcms-tiny"].epsilon);
 });
 
 // -- dispatch and validation ---------------------------------------------------------------
@@ -465,7 +332,7 @@ test("randomize dispatches on the spec's mechanism", () => {
   assert.deepEqual(Object.keys(randomize(SPECS["subset"], 0, seededSource(6))), ["subset"]);
   assert.deepEqual(Object.keys(randomize(SPECS["hadamard"], 0, seededSource(6))), ["index"]);
   assert.deepEqual(Object.keys(randomize(SPECS["hcms"], 0, seededSource(6))), ["hash_index", "coefficient", "bit"]);
-  assert.throws(() => randomize({ ...SPECS["krr-k5"], mechanism: "rappor" }, 0), /unknown mechanism/);
+  assert.throws(() => randomize({ ...SPECS["krr-k5"], mechanism: "rappor" }, 0), /SpecError|mechanism must be one of/);
 });
 
 test("answers outside the options are refused", () => {

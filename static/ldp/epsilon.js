@@ -1,0 +1,182 @@
+// @ts-check
+/**
+ * The privacy a spec actually gives, recomputed in the browser from the parameters it received,
+ * and the check of that privacy against what the page promises. Pure functions, no DOM.
+ *
+ * The spec's own `epsilon` field is never trusted: each mechanism's worst-case likelihood ratio
+ * is recomputed from the probabilities, sizes and tables that the randomizer will use, with the
+ * formulas of ldp/ (Python), generalized so that they stay exact for any valid parameters, not
+ * only for the ones ldp derives from epsilon. For a report y and answers v, v':
+ *
+ * - k-RR, OLH: p and q = (1 - p) / (g - 1) (g = k for k-RR, the hash range for OLH, whose
+ *   hash coefficients do not depend on the answer): epsilon = |ln(p / q)|.
+ * - Subset selection, omega of k: a set with v and without v' has probability
+ *   p / C(k-1, omega-1) under v and (1 - p) / C(k-1, omega) under v':
+ *   epsilon = |ln(p (k - omega) / ((1 - p) omega))|.
+ * - Unary encodings (dBitFlip, SUE, OUE), bit probabilities p1, p0: with a = |ln(p1 / p0)| and
+ *   b = |ln((1 - p1) / (1 - p0))|, epsilon = a + b when d >= 2 (both buckets can be sampled,
+ *   their bits set the worst way) and max(a, b) when d = 1.
+ * - Hadamard response (sets checked to be the Hadamard rows, half of K each): |ln(p / (1 - p))|.
+ * - CMS: 2 |ln(p / (1 - p))| (two coordinates differ) when some hash function separates two
+ *   options, else 0; HCMS: |ln(p / (1 - p))| under the same condition.
+ * - Numeric (ldp/numeric/): clamped geometric max(ln(w0 / w(G-1)), ln(sum w / w(G))); 1BitMean
+ *   and Duchi ln((D - A) / A); Piecewise ln(high / low); Hybrid the larger of its branches in
+ *   use; the discrete Gaussian is (epsilon, delta): delta recomputed at the stated epsilon by
+ *   the hockey-stick sum for the worst pair of grid points.
+ */
+
+import { checkNumericSpec } from "./numeric.js";
+import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
+
+/** Relative float tolerance when comparing a recomputed budget with a promised one. */
+export const TOLERANCE = 1e-9;
+
+/** @typedef {{epsilon: number, delta: number}} Privacy */
+
+/**
+ * @param {number} p
+ * @param {number} q
+ */
+const absLogRatio = (p, q) => Math.abs(Math.log(p / q));
+
+/** @param {number[][]} hashes  whether some row holds two different cells */
+const separates = (hashes) => hashes.some((row) => row.some((cell) => cell !== row[0]));
+
+/** @type {Record<string, (spec: any) => number>} */
+const CATEGORICAL = {
+  krr: (s) => absLogRatio(s.keep_probability, (1 - s.keep_probability) / (s.k - 1)),
+  olh: (s) => absLogRatio(s.keep_probability, (1 - s.keep_probability) / (s.range_size - 1)),
+  subset: (s) => absLogRatio(s.in_probability * (s.k - s.subset_size), (1 - s.in_probability) * s.subset_size),
+  dbitflip: unaryEpsilon,
+  sue: unaryEpsilon,
+  oue: unaryEpsilon,
+  hadamard: (s) => absLogRatio(s.in_probability, 1 - s.in_probability),
+  cms: (s) => (separates(s.hashes) ? 2 * absLogRatio(s.keep_probability, 1 - s.keep_probability) : 0),
+  hcms: (s) => (separates(s.hashes) ? absLogRatio(s.keep_probability, 1 - s.keep_probability) : 0),
+};
+
+/** @param {any} s */
+function unaryEpsilon(s) {
+  const a = absLogRatio(s.true_bit_probability, s.other_bit_probability);
+  const b = absLogRatio(1 - s.true_bit_probability, 1 - s.other_bit_probability);
+  return s.d >= 2 ? a + b : Math.max(a, b);
+}
+
+/**
+ * delta(epsilon) of the discrete Gaussian noise |Z|-weights w for two grid points `shift` apart:
+ * sum over y of max(0, P(y | k) - e^epsilon P(y | k + shift)).
+ * @param {number[]} weights
+ * @param {number} shift
+ * @param {number} epsilon
+ */
+function gaussianDelta(weights, shift, epsilon) {
+  const total = weights.slice(1).reduce((a, b) => a + 2 * b, weights[0]);
+  const full = [...weights.slice(1).reverse(), ...weights].map((w) => w / total);
+  const factor = Math.exp(epsilon);
+  let excess = 0;
+  for (let y = 0; y < full.length + shift; y += 1) {
+    const p = y < full.length ? full[y] : 0;
+    const q = y >= shift ? full[y - shift] : 0;
+    excess += Math.max(0, p - factor * q);
+  }
+  return excess;
+}
+
+/** @param {any} s */
+function laplaceEpsilon(s) {
+  const w = s.noise_weights;
+  const ends = Math.log(w.reduce((/** @type {number} */ a, /** @type {number} */ b) => a + b, 0) / w[s.grid]);
+  return s.grid >= 2 ? Math.max(ends, Math.log(w[0] / w[s.grid - 1])) : ends;
+}
+
+/** @param {any} s */
+const oneBitEpsilon = (s) => Math.log((s.denominator - s.base) / s.base);
+
+/** @type {Record<string, (spec: any) => Privacy>} */
+const NUMERIC = {
+  laplace: (s) => ({ epsilon: laplaceEpsilon(s), delta: 0 }),
+  // The delta of a symmetric unimodal noise grows with the distance of the two grid points.
+  gaussian: (s) => ({ epsilon: s.epsilon, delta: gaussianDelta(s.noise_weights, s.grid, s.epsilon) }),
+  "1bitmean": (s) => ({ epsilon: oneBitEpsilon(s), delta: 0 }),
+  duchi: (s) => ({ epsilon: oneBitEpsilon(s), delta: 0 }),
+  piecewise: (s) => ({ epsilon: Math.log(s.high / s.low), delta: 0 }),
+  hybrid: (s) => ({
+    epsilon: Math.max(oneBitEpsilon(s), s.branch_weight > 0 ? Math.log(s.high / s.low) : 0),
+    delta: 0,
+  }),
+};
+
+/**
+ * The (epsilon, delta) the spec's parameters give; throws a SpecError if the spec is malformed.
+ * @param {any} spec
+ * @returns {Privacy}
+ */
+export function specPrivacy(spec) {
+  const mechanism = spec !== null && typeof spec === "object" ? spec.mechanism : undefined;
+  if (CATEGORICAL_MECHANISMS.includes(mechanism)) {
+    checkSpec(spec);
+    return { epsilon: CATEGORICAL[mechanism](spec), delta: 0 };
+  }
+  checkNumericSpec(spec);
+  return NUMERIC[mechanism](spec);
+}
+
+/**
+ * @typedef {object} PagePromise
+ * @property {number} total  the survey's stated total epsilon
+ * @property {number | null} [cap]  the survey's budget cap, if any
+ * @property {Record<string, {epsilon: number, delta?: number}>} questions  by question id
+ *
+ * @typedef {object} Problem
+ * @property {"malformed" | "unpromised" | "epsilon" | "delta" | "total" | "cap"} reason
+ * @property {number} [question]
+ * @property {number} [found]  the recomputed value
+ * @property {number} [promised]
+ * @property {string} [detail]  the SpecError's message
+ */
+
+/**
+ * @param {number} found
+ * @param {number} promised
+ */
+const exceeds = (found, promised) => !(found <= promised * (1 + TOLERANCE));
+
+/**
+ * Every way the specs the page received break what the page promises: a malformed spec, a
+ * question without a promise, a recomputed epsilon (delta) above the question's, and a total
+ * above the survey's stated total or its cap. An empty list means the page may send.
+ * @param {{question: number, spec: any}[]} entries
+ * @param {PagePromise} promise
+ * @returns {Problem[]}
+ */
+export function checkPromises(entries, promise) {
+  /** @type {Problem[]} */
+  const problems = [];
+  let total = 0;
+  for (const { question, spec } of entries) {
+    let privacy;
+    try {
+      privacy = specPrivacy(spec);
+    } catch (error) {
+      if (!(error instanceof SpecError)) throw error;
+      problems.push({ reason: "malformed", question, detail: error.message });
+      continue;
+    }
+    total += privacy.epsilon;
+    const promised = promise.questions[String(question)];
+    if (!promised || typeof promised.epsilon !== "number") {
+      problems.push({ reason: "unpromised", question });
+      continue;
+    }
+    if (exceeds(privacy.epsilon, promised.epsilon)) {
+      problems.push({ reason: "epsilon", question, found: privacy.epsilon, promised: promised.epsilon });
+    }
+    const promisedDelta = promised.delta ?? 0;
+    if (privacy.delta > 0 && exceeds(privacy.delta, promisedDelta)) {
+      problems.push({ reason: "delta", question, found: privacy.delta, promised: promisedDelta });
+    }
+  }
+  if (exceeds(total, promise.total)) problems.push({ reason: "total", found: total, promised: promise.total });
+  if (promise.cap != null && exceeds(total, promise.cap)) problems.push({ reason: "cap", found: total, promised: promise.cap });
+  return problems;
+}
