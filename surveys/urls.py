@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import author, home, invitations, preview, respond, results
+from surveys.views import author, home, invitations, preview, respond, results, transparency
 
 
 class ExportFormat:
@@ -50,4 +50,5 @@ urlpatterns = [
     path("r/<str:slug>/", results.public_results, name="public_results"),
     path("s/<str:slug>/", respond.respond, name="respond"),
     path("s/<str:slug>/submit/", respond.submit, name="submit"),
+    path("s/<str:slug>/transparency/", transparency.transparency, name="transparency"),
 ]

@@ -163,7 +163,7 @@ export function checkPromises(entries, promise) {
       continue;
     }
     total += privacy.epsilon;
-    const promised = promise.questions[String(question)];
+    const promised = promise.questions?.[String(question)];
     if (!promised || typeof promised.epsilon !== "number") {
       problems.push({ reason: "unpromised", question });
       continue;

@@ -7,6 +7,7 @@
  */
 
 import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
+import { refusalReason } from "./promise.js";
 
 /**
  * Django's JavaScriptCatalog (loaded before this module) defines gettext; without it, English.
@@ -36,9 +37,18 @@ function setUp(form) {
     return;
   }
   submitButton.disabled = false;
+  // Recompute every question's privacy from the specs received; refuse to send if any breaks the promise.
+  const promise = JSON.parse(document.getElementById("murmur-promise")?.textContent || "{}");
+  const numberOf = (/** @type {number} */ question) => 1 + fieldsets.findIndex((f) => Number(f.dataset.questionId) === question);
+  const refusal = refusalReason([...specs.values()], promise, numberOf);
+  if (refusal) showError(errorBox, refusal);
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (refusal) {
+      showError(errorBox, refusal);
+      return;
+    }
     const random = cryptoRandomSource();
     const reports = [];
     for (const fieldset of fieldsets) {

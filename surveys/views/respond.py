@@ -31,6 +31,7 @@ from surveys.submissions import (
     randomizations_in_force,
     survey_for_submission,
 )
+from surveys.transparency import spec_digest
 from surveys.writes import do_submit
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
@@ -77,6 +78,15 @@ def answer_items(survey: Survey) -> list[AnswerItem]:
     return items
 
 
+def page_promise(survey: Survey, items: list[AnswerItem], total_epsilon: float) -> dict[str, Any]:
+    """The budgets the page states, which the browser holds the specs to (static/ldp/epsilon.js)."""
+    return {
+        "total": total_epsilon,
+        "cap": survey.epsilon_cap,
+        "questions": {str(i.question.pk): {"epsilon": i.question.epsilon} for i in items},
+    }
+
+
 @require_GET
 @ensure_csrf_cookie
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
@@ -84,14 +94,18 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
     accepting = survey.accepting_responses()
     blocked = not survey.allow_repeat_responses and has_responded(request, survey)
     items = answer_items(survey) if accepting and not blocked else []
+    specs = [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items]
+    total_epsilon = sum(i.question.epsilon for i in items)
     context = {
         "survey": survey,
         "accepting": accepting,
         "already_responded": blocked,
         "items": items,
-        "specs": [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items],
+        "specs": specs,
+        "spec_digest": spec_digest(specs),
+        "promise": page_promise(survey, items, total_epsilon),
         "token": new_token(survey) if items else "",
-        "total_epsilon": sum(i.question.epsilon for i in items),
+        "total_epsilon": total_epsilon,
         "invitations_used": bool(items) and (survey.invite_only or survey.invitations.exists()),
     }
     return render(request, "surveys/respond.html", context)

@@ -150,6 +150,9 @@ def test_respondent_and_public_pages_are_korean(client, results_survey):
     public_page = korean_page(client, reverse("public_results", args=[results_survey.slug]))
     assert "공개된 결과입니다" in public_page
     assert_korean_only(public_page)
+    transparency_page = korean_page(client, reverse("transparency", args=[results_survey.slug]))
+    assert "사용 중인 매개변수의 다이제스트" in transparency_page
+    assert_korean_only(transparency_page)
 
 
 def test_the_browser_catalog_is_korean_for_a_korean_browser(client, db):

@@ -1,0 +1,117 @@
+"""What anyone may audit about a survey's randomization: the specs in force and their digest.
+
+The answer page sends each question's client spec (``{"question", "version", "spec"}``), and the
+public transparency page lists the same specs with every earlier version. Both show
+
+    digest = SHA-256 of the canonical JSON of the list of those entries, in question order,
+
+where canonical JSON is ``json.dumps(..., sort_keys=True, separators=(",", ":"),
+ensure_ascii=True, allow_nan=False)``: the same specs always give the same digest, so a
+respondent, or anyone who kept an earlier digest, can see that the page they answer uses exactly
+the parameters published, and notice when they change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from surveys.models import Question, Randomization, Survey
+from surveys.submissions import randomizations_in_force
+
+
+def spec_entry(question: Question, randomization: Randomization) -> dict[str, Any]:
+    """One question's entry as the answer page sends it to the browser."""
+    return {
+        "question": question.pk,
+        "version": randomization.version,
+        "spec": randomization.build_mechanism().client_spec(),
+    }
+
+
+def spec_digest(entries: list[dict[str, Any]]) -> str:
+    """SHA-256 (hex) of the canonical JSON of the answer page's spec entries.
+
+    >>> spec_digest([])
+    '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945'
+    """
+    canonical = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def created_hour(moment: datetime) -> datetime:
+    """The UTC hour a randomization was created in: nothing finer is ever shown."""
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One version of a question's randomization, as the transparency page lists it."""
+
+    version: int
+    mechanism: str
+    k: int
+    epsilon: float
+    params: dict[str, Any]
+    in_force: bool
+    retired: bool
+    created_hour: datetime
+
+    @property
+    def params_json(self) -> str:
+        return json.dumps(self.params, sort_keys=True)
+
+    @property
+    def mechanism_label(self) -> str:
+        return str(Question.MechanismName(self.mechanism).label)
+
+
+@dataclass(frozen=True)
+class QuestionRecord:
+    """A question, the spec its answer page sends now (None: none in force) and its history."""
+
+    question: Question
+    current: dict[str, Any] | None
+    versions: list[VersionRow]
+
+
+@dataclass(frozen=True)
+class SurveyRecord:
+    questions: list[QuestionRecord]
+    entries: list[dict[str, Any]]
+
+    @property
+    def digest(self) -> str:
+        return spec_digest(self.entries)
+
+
+def survey_record(survey: Survey) -> SurveyRecord:
+    """Every question's current spec and all its randomization versions, retired or not."""
+    in_force = randomizations_in_force(survey)
+    history: dict[int, list[Randomization]] = {}
+    for randomization in Randomization.objects.filter(question__survey=survey).order_by("question_id", "version"):
+        history.setdefault(randomization.question_id, []).append(randomization)
+    records, entries = [], []
+    for question in survey.questions.all():
+        current = in_force.get(question.pk)
+        entry = spec_entry(question, current) if current is not None else None
+        if entry is not None:
+            entries.append(entry)
+        versions = [
+            VersionRow(
+                version=r.version,
+                mechanism=r.mechanism,
+                k=r.k,
+                epsilon=r.epsilon,
+                params=r.params,
+                in_force=current is not None and r.pk == current.pk,
+                retired=r.retired,
+                created_hour=created_hour(r.created_at),
+            )
+            for r in history.get(question.pk, [])
+        ]
+        records.append(QuestionRecord(question=question, current=entry, versions=versions))
+    return SurveyRecord(questions=records, entries=entries)

@@ -1,0 +1,38 @@
+"""Auditors' view: a survey's randomization parameters and their history, public and read-only.
+
+Anyone with the share link may see, for every question, the mechanism, its parameters, the
+exact client spec the answer page sends and every version the question's randomization has
+had (retired or not, with the hour each was created, nothing finer), and the digest of the specs
+in force that the answer page also shows (:mod:`surveys.transparency`). Drafts are never shown.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from surveys.access import get_survey_by_share_slug
+from surveys.transparency import survey_record
+
+
+@require_GET
+def transparency(request: HttpRequest, slug: str) -> HttpResponse:
+    survey = get_survey_by_share_slug(slug)
+    record = survey_record(survey)
+    rows = [
+        {
+            "record": q,
+            "spec_json": json.dumps(q.current, indent=1, sort_keys=True) if q.current is not None else "",
+        }
+        for q in record.questions
+    ]
+    context = {
+        "survey": survey,
+        "rows": rows,
+        "digest": record.digest,
+        "total_epsilon": sum(v.epsilon for q in record.questions for v in q.versions if v.in_force),
+    }
+    return render(request, "surveys/transparency.html", context)
