@@ -83,8 +83,14 @@ def page_promise(survey: Survey, items: list[AnswerItem], total_epsilon: float) 
     return {
         "total": total_epsilon,
         "cap": survey.epsilon_cap,
-        "questions": {str(i.question.pk): {"epsilon": i.question.epsilon} for i in items},
+        "questions": {str(i.question.pk): question_promise(i.question) for i in items},
     }
+
+
+def question_promise(question: Question) -> dict[str, float]:
+    """The question's stated budget: its epsilon, and its delta for an (epsilon, delta) mechanism."""
+    delta = question.mechanism_params.get("delta")
+    return {"epsilon": question.epsilon} | ({"delta": float(delta)} if delta is not None else {})
 
 
 @require_GET

@@ -17,6 +17,7 @@ import {
   randomizeOlh,
   randomizeSubset,
 } from "../../static/ldp/randomize.js";
+import { randomizeNumeric } from "../../static/ldp/numeric.js";
 import { CATEGORICAL_MECHANISMS, checkSpec } from "../../static/ldp/spec.js";
 
 const SPECS = JSON.parse(readFileSync(new URL("./specs.json", import.meta.url), "utf8"));
@@ -251,3 +252,21 @@ test("validation comes before the answer check: a malformed spec is refused what
 test("a valid spec still refuses answers outside its options with a RangeError", () => {
   assert.throws(() => randomize(SPECS["krr-k5"], 5, untouchable), RangeError);
 });
+
+// -- numeric specs (static/ldp/numeric.js) throw SpecError too -------------------------------
+
+const NUMERIC = Object.entries(PRIVACY).filter(([, row]) => !CATEGORICAL_MECHANISMS.includes(row.spec.mechanism));
+
+for (const [key, { spec }] of NUMERIC) {
+  test(`${key}: every field missing, null, NaN, a string or a list is refused with a SpecError naming it`, () => {
+    for (const name of Object.keys(spec).filter((n) => n !== "mechanism")) {
+      for (const value of [undefined, null, NaN, "1", [1], Infinity]) {
+        assert.throws(
+          () => randomizeNumeric(setField(spec, name, value), spec.lo, untouchable),
+          (error) => error instanceof SpecError && error.field === name && /^malformed numeric spec: /.test(error.message),
+          `${key} ${name} = ${String(value)}`,
+        );
+      }
+    }
+  });
+}
