@@ -36,12 +36,12 @@ function setUp(form) {
     );
     return;
   }
-  submitButton.disabled = false;
   // Recompute every question's privacy from the specs received; refuse to send if any breaks the promise.
   const promise = JSON.parse(document.getElementById("murmur-promise")?.textContent || "{}");
   const numberOf = (/** @type {number} */ question) => 1 + fieldsets.findIndex((f) => Number(f.dataset.questionId) === question);
   const refusal = refusalReason([...specs.values()], promise, numberOf);
   if (refusal) showError(errorBox, refusal);
+  submitButton.disabled = false;
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
