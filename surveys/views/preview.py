@@ -21,7 +21,7 @@ from surveys.access import get_survey_for_owner
 from surveys.costs import QuestionCost
 from surveys.models import Randomization, Survey
 from surveys.submissions import InForce, SubmissionError, parse_items
-from surveys.views.respond import AnswerItem, read_json_body
+from surveys.views.respond import AnswerItem, read_json_body, specs_context
 
 #: The version a preview's unsaved randomizations carry (real versions start at 1).
 PREVIEW_VERSION = 0
@@ -59,10 +59,8 @@ def survey_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
         "preview": True,
         "accepting": bool(items),
         "already_responded": False,
-        "items": items,
-        "specs": [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items],
+        **specs_context(survey, items),
         "token": "preview",
-        "total_epsilon": sum(i.question.epsilon for i in items),
     }
     return render(request, "surveys/respond.html", context)
 

@@ -78,12 +78,26 @@ def answer_items(survey: Survey) -> list[AnswerItem]:
     return items
 
 
-def page_promise(survey: Survey, items: list[AnswerItem], total_epsilon: float) -> dict[str, Any]:
-    """The budgets the page states, which the browser holds the specs to (static/ldp/epsilon.js)."""
-    return {
+def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
+    """What the answer page (and its preview) carries about the items' randomization.
+
+    ``specs`` for respond.js to randomize with, their ``spec_digest`` (surveys.transparency), the
+    ``total_epsilon`` the page states and the ``promise``: the budgets the page states, which the
+    browser holds the specs to before it sends anything (static/ldp/epsilon.js).
+    """
+    specs = [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items]
+    total_epsilon = sum(i.question.epsilon for i in items)
+    promise = {
         "total": total_epsilon,
         "cap": survey.epsilon_cap,
         "questions": {str(i.question.pk): question_promise(i.question) for i in items},
+    }
+    return {
+        "items": items,
+        "specs": specs,
+        "spec_digest": spec_digest(specs),
+        "total_epsilon": total_epsilon,
+        "promise": promise,
     }
 
 
@@ -100,18 +114,12 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
     accepting = survey.accepting_responses()
     blocked = not survey.allow_repeat_responses and has_responded(request, survey)
     items = answer_items(survey) if accepting and not blocked else []
-    specs = [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items]
-    total_epsilon = sum(i.question.epsilon for i in items)
     context = {
         "survey": survey,
         "accepting": accepting,
         "already_responded": blocked,
-        "items": items,
-        "specs": specs,
-        "spec_digest": spec_digest(specs),
-        "promise": page_promise(survey, items, total_epsilon),
+        **specs_context(survey, items),
         "token": new_token(survey) if items else "",
-        "total_epsilon": total_epsilon,
         "invitations_used": bool(items) and (survey.invite_only or survey.invitations.exists()),
     }
     return render(request, "surveys/respond.html", context)

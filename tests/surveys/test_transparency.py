@@ -145,3 +145,14 @@ def test_the_spec_digest_is_canonical():
     reordered = [{"spec": {"epsilon": 1.0, "k": 2, "mechanism": "krr"}, "version": 1, "question": 3}]
     assert spec_digest(entries) == spec_digest(reordered)
     assert spec_digest(entries) != spec_digest([{**entries[0], "version": 2}])
+
+
+def test_a_drafts_preview_is_checked_by_the_browser_but_links_no_transparency_page(client, organizer):
+    draft = make_survey(organizer, epsilon_cap=None)
+    question = make_question(draft, epsilon=0.7)
+    client.force_login(organizer)
+    html = client.get(reverse("survey_preview", args=[draft.pk])).content.decode()
+    promise = json_script(html, "murmur-promise")
+    assert promise == {"total": 0.7, "cap": None, "questions": {str(question.pk): {"epsilon": 0.7}}}
+    assert "data-spec-digest" not in html
+    assert reverse("transparency", args=[draft.slug]) not in html
