@@ -1,0 +1,177 @@
+"""Poisoning attacks against Murmur's mechanisms, and what :mod:`ldp.integrity` makes of them (issue 16).
+
+Setting: k = 8 options, epsilon = 1, n = 2000 genuine respondents with answer shares
+TRUTH (the target, option 3, truly 10 %), and m = round(beta n / (1 - beta)) fake reports, so
+that fakes are a share beta of all reports (Cao et al.'s beta = m / (n + m)). The attacks of Cao,
+Jia and Gong (USENIX Security 2021, section 4), built as packed reports and tallied like real ones:
+
+- random value (RVA): each fake picks a uniformly random option and randomizes it with the
+  mechanism, exactly like an honest respondent answering at random;
+- random item (RIA): each fake picks a uniformly random option and sends its encoding without
+  randomizing (k-RR: the option; unary: its one-hot vector over the sampled buckets; subset: a set
+  holding it; OLH: a random hash and the option's hash value);
+- maximal gain (MGA), target option 3: k-RR reports the target; unary encodings set the target's bit
+  (dBitFlip samples it) and l = floor(E[W]) - 1 random other sampled bits, so that the weight is
+  the honest mean (Cao et al.'s padding against detection); subset selection reports a set holding
+  the target; OLH a random hash and the target's hash value.
+
+For each mechanism, attack and beta: the detection rate (share of repetitions where the combined
+test is significant at 5 %), the mean estimated fake share, and for the plain estimate (Norm-Sub
+projection of the unbiased one) and the recovered one: the target's mean shift from its true share
+and the mean of the maximum absolute error over options. beta = 0 is the false-alarm rate, measured
+on TRUTH and on EDGE (five options no one chose: the least favorable case for the below-zero test).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ldp import integrity
+from ldp.mechanisms import Mechanism, make_mechanism
+from ldp.mechanisms.bitflip import SampledUnaryEncoding
+from ldp.mechanisms.krr import KRandomizedResponse
+from ldp.mechanisms.local_hashing import OptimalLocalHashing
+from ldp.mechanisms.subset import SubsetSelection
+
+K, EPSILON, GENUINE, TARGET = 8, 1.0, 2000, 3
+TRUTH = (0.30, 0.25, 0.15, 0.10, 0.10, 0.06, 0.03, 0.01)
+EDGE = (0.5, 0.3, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0)
+SHARES = (0.01, 0.05, 0.10)
+ATTACKS = ("random value", "random item", "maximal gain")
+SETTINGS = {
+    "k-RR": ("krr", {}),
+    "OUE": ("oue", {}),
+    "SUE": ("sue", {}),
+    "OLH": ("olh", {}),
+    "subset selection": ("subset", {}),
+    "4BitFlip": ("dbitflip", {"d": 4}),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    mechanism: str
+    attack: str
+    fake_share: float
+    detection_rate: float
+    estimated_share: float
+    plain_target_shift: float
+    recovered_target_shift: float
+    plain_max_error: float
+    recovered_max_error: float
+
+
+def _random_subsets(count: int, k: int, size: int, must: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """Boolean (count, k) rows with ``size`` options each, uniform, always holding ``must`` (if given)."""
+    keys = rng.random((count, k))
+    if must is not None:
+        keys[np.arange(count), must] = -1.0
+    chosen = np.argpartition(keys, size - 1, axis=1)[:, :size]
+    rows = np.zeros((count, k), dtype=bool)
+    np.put_along_axis(rows, chosen, True, axis=1)
+    return rows
+
+
+def _pack_bits(rows: np.ndarray) -> np.ndarray:
+    return np.packbits(rows, axis=1, bitorder="little")
+
+
+def _unary(mechanism: SampledUnaryEncoding, items: np.ndarray, pad: int, force: bool, rng: np.random.Generator):
+    """Unary fakes: buckets sampled (holding the item if ``force``), the item's bit 1 if sampled, ``pad`` more ones."""
+    count, k = items.size, mechanism.k
+    sampled = _random_subsets(count, k, mechanism.d, items if force else None, rng)
+    ones = sampled & (np.arange(k) == items[:, None])
+    if pad:
+        keys = np.where(sampled & ~ones, rng.random((count, k)), np.inf)
+        extra = np.argpartition(keys, pad - 1, axis=1)[:, :pad]
+        np.put_along_axis(ones, extra, True, axis=1)
+    return np.hstack([_pack_bits(sampled), _pack_bits(ones)])
+
+
+def fake_reports(mechanism: Mechanism, attack: str, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` packed fake reports of one of ATTACKS against ``mechanism`` (target TARGET)."""
+    k = mechanism.k
+    if attack == "random value":
+        return mechanism.randomize(rng.integers(0, k, count), rng=rng)
+    items = rng.integers(0, k, count) if attack == "random item" else np.full(count, TARGET)
+    if isinstance(mechanism, KRandomizedResponse):
+        return items.astype(np.uint8).reshape(-1, 1)
+    if isinstance(mechanism, SubsetSelection):
+        return _pack_bits(_random_subsets(count, k, mechanism.subset_size, items, rng))
+    if isinstance(mechanism, OptimalLocalHashing):
+        coefficients = rng.integers(0, mechanism.prime, size=(count, 3))
+        return mechanism._pack(coefficients, mechanism.hash_values(coefficients, items[:, None])[:, 0])
+    if isinstance(mechanism, SampledUnaryEncoding):
+        if attack == "random item":
+            return _unary(mechanism, items, 0, False, rng)
+        distribution = integrity.weight_distribution(mechanism)
+        mean_weight = float(distribution @ np.arange(distribution.size))  # type: ignore[operator]
+        pad = int(np.clip(np.floor(mean_weight) - 1, 0, mechanism.d - 1))
+        return _unary(mechanism, items, pad, True, rng)
+    raise ValueError(f"no attack written for {mechanism.name!r}")
+
+
+def _assess(mechanism: Mechanism, packed: np.ndarray) -> integrity.IntegrityResult:
+    return integrity.assess(mechanism, mechanism.tally(packed), integrity.weight_profile(mechanism, packed))
+
+
+def measure(
+    label: str, attack: str, share: float, repetitions: int, rng: np.random.Generator, truth: tuple[float, ...] = TRUTH
+) -> Row:
+    name, params = SETTINGS[label]
+    mechanism = make_mechanism(name, k=K, epsilon=EPSILON, **params)
+    counts = np.round(np.array(truth) * GENUINE).astype(int)
+    values = np.repeat(np.arange(K), counts)
+    shares = counts / counts.sum()
+    fakes = round(share * values.size / (1 - share))
+    found, estimated = 0, 0.0
+    shift, errors = np.zeros(2), np.zeros(2)
+    for _ in range(repetitions):
+        packed = mechanism.randomize(values, rng=rng)
+        if fakes:
+            packed = np.vstack([packed, fake_reports(mechanism, attack, fakes, rng)])
+        result = _assess(mechanism, packed)
+        found += result.significant
+        estimated += result.fake_share
+        for i, estimate in enumerate((result.plain, result.recovered)):
+            shift[i] += estimate[TARGET] - shares[TARGET]
+            errors[i] += np.abs(estimate - shares).max()
+    r = repetitions
+    return Row(label, attack, share, found / r, estimated / r, *(shift / r), *(errors / r))
+
+
+def run(out: Path, repetitions: int = 500, seed: int = 16) -> list[Row]:
+    """Every mechanism x attack x share, plus false alarms on TRUTH and EDGE (4 x the repetitions)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for label in SETTINGS:
+        rows.append(measure(label, "none", 0.0, 4 * repetitions, rng))
+        rows.append(measure(label, "none (edge)", 0.0, 4 * repetitions, rng, truth=EDGE))
+        rows.extend(measure(label, a, s, repetitions, rng) for a in ATTACKS for s in SHARES)
+    with (out / "poisoning.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    return rows
+
+
+def markdown(rows: list[Row]) -> str:
+    """The table for docs/experiments.md (percentages)."""
+    lines = [
+        "| mechanism | attack | fakes | detected | est. share | target shift: plain | recovered "
+        "| max error: plain | recovered |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.mechanism} | {r.attack} | {100 * r.fake_share:.0f} % | {100 * r.detection_rate:.1f} % | "
+            f"{100 * r.estimated_share:.1f} % | {100 * r.plain_target_shift:+.1f} | "
+            f"{100 * r.recovered_target_shift:+.1f} | "
+            f"{100 * r.plain_max_error:.1f} | {100 * r.recovered_max_error:.1f} |"
+        )
+    return "\n".join(lines)

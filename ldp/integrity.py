@@ -1,0 +1,390 @@
+"""Manipulation detection and robust estimates for frequency questions (issue 16, item 2).
+
+Fake reports (Cao, Jia, Gong 2021) are reports that did not come from the mechanism applied to
+some respondent's true answer. This module tests a tally for them and, when the tests reject,
+estimates how many there are, which options they favor, and what the genuine reports say.
+
+**Model.** n reports, a share beta of them fake. In the estimate's space the unbiased estimate is
+a mixture (Sun et al. 2024, section IV):
+
+    f_hat = (1 - beta) f + beta phi + noise,   f on the probability simplex,
+
+where phi = A^-1 m is the "frequency" the fakes' mean statistic m yields. An attack that favors a
+set T of options gives every other option the same background value phi_v = c (it names the
+other options uniformly or not at all), and c is never below the *floor* L: the expected
+contribution to option v of a report that does not support v, the rest of it drawn like an honest
+report (:func:`support_floor`; e.g. k-RR: L = -q / (p - q)).
+
+**Tests** (each has level alpha under every genuine f, asymptotically; combined by Bonferroni so
+that the false-alarm rate stays at most alpha):
+
+1. *Weight test* (unary encodings, dBitFlip, CMS): the number of 1 bits of one honest report has
+   the same distribution whatever the answer (:func:`weight_distribution`), so the histogram of
+   weights (:func:`weight_profile`, kept as extra tally cells by the survey app) is tested against
+   it with Pearson's chi-square, adjacent cells pooled until each expects at least 5 reports.
+2. *Below-zero test* (every mechanism): for each option, H0: f_v >= 0. Under f_v = 0,
+   Var(f_hat_v) = sum_{t != v} f_t V[v, t] / n <= max_{t != v} V[v, t] / n (V the mechanism's
+   ``unit_variances``; the covariance is affine in f), so z_v = f_hat_v / s_v with that worst-case
+   s_v gives p_v = Phi(z_v); over the k options, Bonferroni: min(1, k min_v p_v).
+3. *Sum test* (mechanisms whose estimate does not sum to 1 by construction: unary encodings, OLH,
+   CMS, Hadamard): E[1^T f_hat] = 1 for every genuine f, Var(1^T f_hat) <= max_t 1^T U_t 1 / n
+   (U_t the per-answer covariance of one report), a two-sided z test.
+
+**Fake share.** The smallest share the estimate requires: f_v >= 0 and phi_v >= L give
+f_hat_v >= beta L, so beta_floor = max_v f_hat_v / L (exact when some option has no genuine
+respondent and the fakes support it no more than an honest report that does not name it). For
+weighted reports, fakes crowd one weight w (an attacker's single crafted pattern): the cells other
+than w hold only genuine reports, (n - h_w) = (1 - beta) n (1 - pi_w), so
+beta_weight = 1 - (n - h_w) / (n (1 - pi_w)), w the most over-represented weight (its binomial
+standard error gives an interval). The estimate is the larger of the two; its 95 % interval is the
+chosen estimator's +/- 1.96 standard errors, clipped to [0, 1].
+
+**Recovery** (our derivation in the spirit of LDPRecover's constraint inference, ref. 2). Given
+beta and the fakes' background c, g = (f_hat - beta c) / (1 - beta) = f + beta (phi - c) / (1 - beta)
+exceeds f only on the favored options, by R = sum(g) - 1 in total. c is the floor L when beta came
+from the floor; when it came from the weights, the fakes' weight w is known and c is that of a fake
+that sets one favored bit and w - 1 random others among its sampled buckets
+(:func:`padded_background`; Cao et al.'s maximal gain attack pads exactly so). Fakes concentrate
+on few options (ref. 1: one target, or a handful), so R is removed from the fewest options that
+can hold it: the top m of g, m smallest with their sum at least R, leveled down to a common value
+(:func:`remove_favored`). The result, projected onto the simplex (Norm-Sub), is the recovered
+estimate; the options it took mass from are the favored ones. Without significance the recovered
+estimate is the plain projection. Fakes spread evenly over the options (the random item attack)
+break the concentration assumption: then the recovery takes mass from the most popular options
+and errs more than the plain estimate (``docs/experiments.md`` measures it).
+
+References
+----------
+1. X. Cao, J. Jia, N. Z. Gong. "Data poisoning attacks to local differential privacy protocols."
+   USENIX Security 2021.
+2. X. Sun, Q. Ye, H. Hu, J. Duan, T. Wo, J. Xu, R. Yang. "LDPRecover: recovering frequencies from
+   poisoning attacks against local differential privacy." ICDE 2024.
+3. K. Pearson. "On the criterion that a given system of deviations ... ." Phil. Mag. 50, 1900.
+
+>>> import numpy as np
+>>> from ldp.mechanisms import make_mechanism
+>>> m = make_mechanism("oue", k=4, epsilon=1.0)
+>>> honest = m.randomize(np.repeat(np.arange(4), 500), rng=1)
+>>> assess(m, m.tally(honest), weight_profile(m, honest)).significant
+False
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from ldp.estimates import Interval, project_onto_simplex
+from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally, symmetric_inverse
+from ldp.mechanisms.bitflip import SampledUnaryEncoding
+from ldp.mechanisms.cms import CountMeanSketch
+from ldp.mechanisms.krr import KRandomizedResponse
+from ldp.mechanisms.local_hashing import OptimalLocalHashing
+from ldp.mechanisms.subset import SubsetSelection
+
+__all__ = [
+    "IntegrityResult",
+    "assess",
+    "report_weights",
+    "support_floor",
+    "weight_distribution",
+    "weight_profile",
+]
+
+#: Level of the combined test: the false-alarm rate on honest data is at most this.
+ALPHA = 0.05
+#: Pearson's rule: pool adjacent weight cells until each expects this many reports.
+MIN_EXPECTED = 5.0
+#: Largest fake share reported (the estimate's algebra divides by 1 - beta).
+MAX_SHARE = 0.95
+
+
+def has_weights(mechanism: Mechanism) -> bool:
+    """Whether the mechanism's reports are bit vectors whose honest weight law is answer-free."""
+    return isinstance(mechanism, (SampledUnaryEncoding, CountMeanSketch))
+
+
+def report_weights(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | None:
+    """Number of 1 bits of each packed report (sampled buckets' bits; CMS's +1 signs), or None.
+
+    >>> from ldp.mechanisms import make_mechanism
+    >>> m = make_mechanism("oue", k=3, epsilon=1.0)
+    >>> report_weights(m, np.array([[0b111, 0b101]], dtype=np.uint8)).tolist()
+    [2]
+    """
+    if isinstance(mechanism, SampledUnaryEncoding):
+        width = (mechanism.k + 7) // 8
+        ones = np.unpackbits(packed[:, width:], axis=1, count=mechanism.k, bitorder="little")
+        return ones.sum(axis=1, dtype=np.int64)
+    if isinstance(mechanism, CountMeanSketch):
+        signs = np.unpackbits(packed[:, 2:], axis=1, count=mechanism.width, bitorder="little")
+        return signs.sum(axis=1, dtype=np.int64)
+    return None
+
+
+def weight_profile(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | None:
+    """Histogram of :func:`report_weights`: entry w counts the reports with w one-bits, or None."""
+    weights = report_weights(mechanism, packed)
+    if weights is None:
+        return None
+    return np.bincount(weights, minlength=max_weight(mechanism) + 1).astype(np.int64)
+
+
+def max_weight(mechanism: Mechanism) -> int:
+    """Largest possible weight: d sampled buckets, or the sketch's width m."""
+    return mechanism.width if isinstance(mechanism, CountMeanSketch) else mechanism.d  # type: ignore[attr-defined]
+
+
+def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
+    """Exact law of an honest report's weight, the same for every true answer; None if no weights.
+
+    Unary encodings (d of k buckets sampled uniformly, bit 1 with p1 for the answer's bucket and
+    p0 for the others): with s = d / k the chance that the answer's bucket is sampled,
+
+        P(W = w) = s (Bernoulli(p1) * Binomial(d - 1, p0))(w) + (1 - s) Binomial(d, p0)(w)
+
+    (* a convolution). CMS: one +1 coordinate kept with probability kappa, m - 1 coordinates of -1
+    each flipped to +1 with probability 1 - kappa: Bernoulli(kappa) * Binomial(m - 1, 1 - kappa).
+
+    >>> from ldp.mechanisms import make_mechanism
+    >>> weight_distribution(make_mechanism("oue", k=2, epsilon=math.log(3))).tolist()
+    [0.375, 0.5, 0.125]
+    """
+    if isinstance(mechanism, SampledUnaryEncoding):
+        d, p1, p0 = mechanism.d, mechanism.true_bit_probability, mechanism.other_bit_probability
+        sampled = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d), d - 1, p0))
+        return d / mechanism.k * sampled + (1 - d / mechanism.k) * stats.binom.pmf(np.arange(d + 1), d, p0)
+    if isinstance(mechanism, CountMeanSketch):
+        m, kappa = mechanism.width, mechanism.keep_probability
+        return np.convolve([1 - kappa, kappa], stats.binom.pmf(np.arange(m), m - 1, 1 - kappa))
+    return None
+
+
+def support_floor(mechanism: Mechanism) -> float | None:
+    """L: expected (A^-1 z)_v of a report that does not support option v, otherwise honest-like.
+
+    With A = (p - q) I + q 11^T and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.base.symmetric_inverse`),
+    a report whose statistic z has z_v = 0 contributes b sum(z):
+
+    - k-RR: sum(z) = 1, so L = b = -q / (p - q);
+    - subset selection: sum(z) = omega, L = b omega;
+    - OLH: the hash sends the report's value to the supported option and each of the k - 2 others
+      with the pair-collision probability c2: L = b (1 + (k - 2) c2);
+    - unary encodings and dBitFlip (A = I after the k / d (bit - p0) / (p1 - p0) scaling): a sampled
+      bucket with bit 0, sampled with probability d / k: L = -p0 / (p1 - p0).
+
+    Other mechanisms: None (the tests still run; no fake share or recovery from the floor).
+
+    >>> round(support_floor(KRandomizedResponse(k=3, epsilon=math.log(2))), 12)
+    -1.0
+    """
+    if isinstance(mechanism, KRandomizedResponse):
+        _, b = symmetric_inverse(mechanism.keep_probability, mechanism.other_probability, mechanism.k)
+        return b
+    if isinstance(mechanism, SubsetSelection):
+        _, b = symmetric_inverse(mechanism.in_probability, mechanism._other_probability, mechanism.k)
+        return b * mechanism.subset_size
+    if isinstance(mechanism, OptimalLocalHashing):
+        _, b = symmetric_inverse(mechanism.keep_probability, mechanism._off_diagonal, mechanism.k)
+        c2, _ = mechanism._collisions
+        return b * (1 + (mechanism.k - 2) * c2)
+    if isinstance(mechanism, SampledUnaryEncoding):
+        p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
+        return -p0 / (p1 - p0)
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class IntegrityResult:
+    """What :func:`assess` finds in one tally.
+
+    ``p_values`` maps each test run ("weights", "below_zero", "sum") to its p-value; ``p_value``
+    is their Bonferroni combination and ``significant`` whether it is below ``alpha``.
+    ``fake_share`` (with ``fake_share_interval``) and ``favored`` (option indices) describe the
+    fakes; ``plain`` is the Norm-Sub projection of the unbiased estimate and ``recovered`` the
+    estimate with the fakes removed (equal to ``plain`` unless significant).
+    """
+
+    n: int
+    p_values: dict[str, float]
+    p_value: float
+    significant: bool
+    fake_share: float
+    fake_share_interval: Interval
+    favored: tuple[int, ...]
+    plain: np.ndarray
+    recovered: np.ndarray
+    alpha: float = ALPHA
+    weight_reports: int = 0
+    """Reports in the weight histogram (reports stored before it was kept are not in it)."""
+    detail: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def recovery_shift(self) -> np.ndarray:
+        """recovered - plain, per option."""
+        return self.recovered - self.plain
+
+
+def weight_test(distribution: np.ndarray, profile: np.ndarray) -> float:
+    """Pearson chi-square p-value of a weight histogram against the exact honest law.
+
+    Adjacent cells are pooled, from the lowest weight up, until each expects MIN_EXPECTED reports
+    (the last pool joins its neighbor if short); df = pools - 1. 1.0 if fewer than two pools.
+    """
+    total = int(profile.sum())
+    expected = total * distribution
+    groups, start, running = [], 0, 0.0
+    for w, e in enumerate(expected):
+        running += e
+        if running >= MIN_EXPECTED:
+            groups.append((start, w + 1))
+            start, running = w + 1, 0.0
+    if not groups:
+        return 1.0
+    groups[-1] = (groups[-1][0], expected.size)
+    if len(groups) < 2:
+        return 1.0
+    observed = np.array([profile[a:b].sum() for a, b in groups], dtype=float)
+    wanted = np.array([expected[a:b].sum() for a, b in groups])
+    statistic = float(((observed - wanted) ** 2 / wanted).sum())
+    return float(stats.chi2.sf(statistic, len(groups) - 1))
+
+
+def zero_share_errors(mechanism: Mechanism, n: int) -> np.ndarray:
+    """s_v: worst-case standard error of f_hat_v over genuine populations with f_v = 0."""
+    variances = np.array(mechanism.unit_variances, dtype=float, copy=True)
+    np.fill_diagonal(variances, -np.inf)
+    return np.sqrt(np.maximum(variances.max(axis=1), 0.0) / n)
+
+
+def sum_error(mechanism: Mechanism, n: int) -> float | None:
+    """Worst-case standard error of sum(f_hat) over the simplex; None if the sum is fixed at 1 or k is large."""
+    if mechanism.k > MIXTURE_LIMIT:
+        return None
+    per_answer = mechanism.unit_covariances.sum(axis=(1, 2))
+    worst = float(per_answer.max())
+    return None if worst < 1e-12 else math.sqrt(worst / n)
+
+
+def excess_weight_share(distribution: np.ndarray, profile: np.ndarray) -> tuple[float, float, int]:
+    """(beta_weight, its standard error, the weight w) from the most over-represented weight cell."""
+    total = int(profile.sum())
+    expected = total * distribution
+    standardized = (profile - expected) / np.sqrt(np.maximum(expected, 1e-12))
+    w = int(np.argmax(standardized))
+    rest = (total - profile[w]) / total
+    share = 1 - rest / (1 - distribution[w])
+    error = math.sqrt(rest * (1 - rest) / total) / (1 - distribution[w])
+    return float(share), float(error), w
+
+
+def padded_background(mechanism: Mechanism, weight: int) -> float:
+    """c of fakes of one weight that set one favored bucket and pad the rest at random (unary only).
+
+    Such a fake samples the favored bucket and d - 1 others at random and sets weight - 1 of their
+    bits, so a non-favored bucket v has E[bit_v] = (weight - 1) / (k - 1) and E[sampled_v] =
+    (d - 1) / (k - 1); through the estimator k / d (bit - p0 sampled) / (p1 - p0):
+
+        c = k ((weight - 1) - p0 (d - 1)) / (d (k - 1) (p1 - p0)).
+
+    >>> from ldp.mechanisms import make_mechanism
+    >>> m = make_mechanism("oue", k=5, epsilon=1.0)
+    >>> round(padded_background(m, 1), 12) == round(support_floor(m), 12)
+    True
+    """
+    k, d = mechanism.k, mechanism.d  # type: ignore[attr-defined]
+    p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability  # type: ignore[attr-defined]
+    return k * ((weight - 1) - p0 * (d - 1)) / (d * (k - 1) * (p1 - p0))
+
+
+def remove_favored(g: np.ndarray, excess: float) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Take ``excess`` of mass from the fewest top options that hold it, leveled down together.
+
+    The top m options of g, m smallest with sum >= excess, are lowered to one common level
+    tau = max(0, (sum of the top m - excess) / m) (water filling from the top).
+
+    >>> values, favored = remove_favored(np.array([0.7, 0.2, 0.1]), 0.5)
+    >>> values.round(12).tolist(), favored
+    ([0.2, 0.2, 0.1], (0,))
+    """
+    if excess <= 0:
+        return g.copy(), ()
+    order = np.argsort(-g, kind="stable")
+    cumulative = np.cumsum(g[order])
+    m = min(int(np.searchsorted(cumulative, excess)) + 1, g.size)
+    # With m smallest, the first m - 1 hold less than the excess, so tau < g of the m-th: all m are lowered.
+    tau = max(0.0, float(cumulative[m - 1] - excess) / m)
+    out = g.copy()
+    out[order[:m]] = tau
+    lowered = order[:m]
+    return out, tuple(sorted(int(v) for v in lowered))
+
+
+def assess(
+    mechanism: Mechanism, tally: Tally, profile: np.ndarray | None = None, alpha: float = ALPHA
+) -> IntegrityResult:
+    """Test one question's tally for fake reports, estimate their share, and recover the estimate.
+
+    ``profile`` is the weight histogram of (any subset of) the reports, chosen independently of their
+    content, or None. See the module docstring for every formula.
+    """
+    if tally.n == 0:
+        raise ValueError("cannot assess zero reports")
+    unbiased = mechanism.estimate(tally).proportions
+    plain = project_onto_simplex(unbiased)
+    errors = zero_share_errors(mechanism, tally.n)
+    p_values = {"below_zero": float(min(1.0, mechanism.k * stats.norm.cdf(unbiased / errors).min()))}
+    spread = sum_error(mechanism, tally.n)
+    if spread is not None:
+        p_values["sum"] = float(2 * stats.norm.sf(abs(unbiased.sum() - 1) / spread))
+    distribution = weight_distribution(mechanism)
+    weighted = 0
+    if distribution is not None and profile is not None and profile.shape == distribution.shape:
+        weighted = int(profile.sum())
+        if weighted:
+            p_values["weights"] = weight_test(distribution, profile)
+    p_value = float(min(1.0, len(p_values) * min(p_values.values())))
+    significant = p_value < alpha
+
+    floor = support_floor(mechanism)
+    share, error, detail = 0.0, 0.0, {}
+    if floor is not None:
+        ratios = unbiased / floor
+        v = int(np.argmax(ratios))
+        share, error = max(0.0, float(ratios[v])), float(errors[v] / -floor)
+        detail["floor"] = floor
+    floor_share = share
+    if "weights" in p_values:
+        weight_share, weight_error, w = excess_weight_share(distribution, profile)  # type: ignore[arg-type]
+        detail["fake_weight"] = w
+        if weight_share > share:
+            share, error = weight_share, weight_error
+    share = min(share, MAX_SHARE)
+    interval = Interval(max(0.0, share - 1.96 * error), min(1.0, share + 1.96 * error))
+
+    recovered, favored = plain, ()
+    if significant and share > 0 and floor is not None:
+        background = floor
+        if "fake_weight" in detail and share > floor_share:
+            background = max(floor, padded_background(mechanism, int(detail["fake_weight"])))
+        detail["background"] = background
+        g = (unbiased - share * background) / (1 - share)
+        lowered, favored = remove_favored(g, float(g.sum()) - 1)
+        recovered = project_onto_simplex(lowered)
+    return IntegrityResult(
+        n=tally.n,
+        p_values=p_values,
+        p_value=p_value,
+        significant=significant,
+        fake_share=share,
+        fake_share_interval=interval,
+        favored=favored,
+        plain=plain,
+        recovered=recovered,
+        alpha=alpha,
+        weight_reports=weighted,
+        detail=detail,
+    )
