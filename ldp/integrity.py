@@ -39,16 +39,18 @@ beta_weight = 1 - (n - h_w) / (n (1 - pi_w)), w the most over-represented weight
 standard error gives an interval). The estimate is the larger of the two; its 95 % interval is the
 chosen estimator's +/- 1.96 standard errors, clipped to [0, 1].
 
-**Recovery** (our derivation in the spirit of LDPRecover's constraint inference, ref. 2). Given
-beta and the fakes' background c, g = (f_hat - beta c) / (1 - beta) = f + beta (phi - c) / (1 - beta)
-exceeds f only on the favored options, by R = sum(g) - 1 in total. c is the floor L when beta came
-from the floor; when it came from the weights, the fakes' weight w is known and c is that of a fake
-that sets one favored bit and w - 1 random others among its sampled buckets
-(:func:`padded_background`; Cao et al.'s maximal gain attack pads exactly so). Fakes concentrate
-on few options (ref. 1: one target, or a handful), so R is removed from the fewest options that
-can hold it: the top m of g, m smallest with their sum at least R, leveled down to a common value
-(:func:`remove_favored`). The result, projected onto the simplex (Norm-Sub), is the recovered
-estimate; the options it took mass from are the favored ones. Without significance the recovered
+**Recovery** (our derivation in the spirit of LDPRecover's constraint inference, ref. 2). A fake
+that supports one favored option and is otherwise drawn like an honest report gives every other
+option the background c and sums to Phi over all options (:func:`fake_model`). Then
+g = (f_hat - beta c) / (1 - beta) = f + beta (phi - c) / (1 - beta) exceeds f only on the favored
+options, by R = beta (Phi - k c) / (1 - beta) in total (a constant of the model, not the noisy
+sum(g) - 1). The model's fakes set weight - 1 bits beyond their option's, with weight the fakes'
+weight when beta came from the weights (Cao et al.'s maximal gain attack pads exactly so), and
+none when it came from the floor. Fakes concentrate on few options (ref. 1: one target, or a
+handful), so R is removed from the fewest options that can hold it: the top m of g, m smallest
+with their sum at least R, leveled down to a common value (:func:`remove_favored`). The result,
+projected onto the simplex (Norm-Sub), is the recovered estimate; the options it took mass from
+are the favored ones. Without significance the recovered
 estimate is the plain projection. Fakes spread evenly over the options (the random item attack)
 break the concentration assumption: then the recovery takes mass from the most popular options
 and errs more than the plain estimate (``docs/experiments.md`` measures it).
@@ -133,6 +135,11 @@ def weight_profile(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | Non
     return np.bincount(weights, minlength=max_weight(mechanism) + 1).astype(np.int64)
 
 
+def empty_profile(mechanism: Mechanism) -> np.ndarray | None:
+    """An all-zero weight histogram of the right size, or None for mechanisms without weights."""
+    return np.zeros(max_weight(mechanism) + 1, dtype=np.int64) if has_weights(mechanism) else None
+
+
 def max_weight(mechanism: Mechanism) -> int:
     """Largest possible weight: d sampled buckets, or the sketch's width m."""
     return mechanism.width if isinstance(mechanism, CountMeanSketch) else mechanism.d  # type: ignore[attr-defined]
@@ -163,38 +170,52 @@ def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
     return None
 
 
-def support_floor(mechanism: Mechanism) -> float | None:
-    """L: expected (A^-1 z)_v of a report that does not support option v, otherwise honest-like.
+def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | None:
+    """(c, Phi) of a fake report that supports one option and is otherwise drawn like an honest one.
 
-    With A = (p - q) I + q 11^T and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.base.symmetric_inverse`),
-    a report whose statistic z has z_v = 0 contributes b sum(z):
+    c is the expected unbiased estimate (A^-1 z)_v it yields at an option v it does not support (the
+    *background*), Phi the expected sum over all options of its estimate. With A = (p - q) I + q 11^T
+    and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.base.symmetric_inverse`), a statistic z yields
+    a z_v + b sum(z) at v and (a + k b) sum(z) in all:
 
-    - k-RR: sum(z) = 1, so L = b = -q / (p - q);
-    - subset selection: sum(z) = omega, L = b omega;
-    - OLH: the hash sends the report's value to the supported option and each of the k - 2 others
-      with the pair-collision probability c2: L = b (1 + (k - 2) c2);
-    - unary encodings and dBitFlip (A = I after the k / d (bit - p0) / (p1 - p0) scaling): a sampled
-      bucket with bit 0, sampled with probability d / k: L = -p0 / (p1 - p0).
+    - k-RR: z names the option: c = b = -q / (p - q), Phi = 1;
+    - subset selection: a set of omega holding the option: c = b omega, Phi = (a + k b) omega = 1;
+    - OLH: a random hash and the option's hash value; every other option collides with probability
+      c2: c = a c2 + b (1 + (k - 1) c2), Phi = (a + k b)(1 + (k - 1) c2);
+    - unary encodings and dBitFlip (estimate k / d (bit - p0 sampled) / (p1 - p0), A = I): the
+      option's bucket sampled with its bit set, d - 1 other buckets sampled at random and ``weight``
+      - 1 of their bits set at random (Cao et al.'s padding; ``weight`` 1 sets none), so another
+      bucket has E[bit] = (weight - 1) / (k - 1), E[sampled] = (d - 1) / (k - 1):
+      c = k ((weight - 1) - p0 (d - 1)) / (d (k - 1)(p1 - p0)), Phi = k (weight - p0 d) / (d (p1 - p0)).
 
-    Other mechanisms: None (the tests still run; no fake share or recovery from the floor).
+    Other mechanisms: None (the tests still run; no fake share from the floor, no recovery).
 
-    >>> round(support_floor(KRandomizedResponse(k=3, epsilon=math.log(2))), 12)
-    -1.0
+    >>> fake_model(KRandomizedResponse(k=3, epsilon=math.log(2)))
+    (-1.0, 1.0)
     """
-    if isinstance(mechanism, KRandomizedResponse):
-        _, b = symmetric_inverse(mechanism.keep_probability, mechanism.other_probability, mechanism.k)
-        return b
-    if isinstance(mechanism, SubsetSelection):
-        _, b = symmetric_inverse(mechanism.in_probability, mechanism._other_probability, mechanism.k)
-        return b * mechanism.subset_size
-    if isinstance(mechanism, OptimalLocalHashing):
-        _, b = symmetric_inverse(mechanism.keep_probability, mechanism._off_diagonal, mechanism.k)
-        c2, _ = mechanism._collisions
-        return b * (1 + (mechanism.k - 2) * c2)
+    k = mechanism.k
     if isinstance(mechanism, SampledUnaryEncoding):
-        p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
-        return -p0 / (p1 - p0)
-    return None
+        d, p1, p0 = mechanism.d, mechanism.true_bit_probability, mechanism.other_bit_probability
+        background = k * ((weight - 1) - p0 * (d - 1)) / (d * (k - 1) * (p1 - p0))
+        return background, k * (weight - p0 * d) / (d * (p1 - p0))
+    if isinstance(mechanism, KRandomizedResponse):
+        (a, b), named, collision = symmetric_inverse(mechanism.keep_probability, mechanism.other_probability, k), 1, 0.0
+    elif isinstance(mechanism, SubsetSelection):
+        a, b = symmetric_inverse(mechanism.in_probability, mechanism._other_probability, k)
+        named, collision = mechanism.subset_size, 0.0
+    elif isinstance(mechanism, OptimalLocalHashing):
+        a, b = symmetric_inverse(mechanism.keep_probability, mechanism._off_diagonal, k)
+        collision, _ = mechanism._collisions
+        named = 1 + (k - 1) * collision
+    else:
+        return None
+    return a * collision + b * named, (a + k * b) * named
+
+
+def support_floor(mechanism: Mechanism) -> float | None:
+    """L, the background c of :func:`fake_model` for a fake that sets no bit beyond its option's."""
+    model = fake_model(mechanism)
+    return None if model is None else model[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,25 +302,6 @@ def excess_weight_share(distribution: np.ndarray, profile: np.ndarray) -> tuple[
     return float(share), float(error), w
 
 
-def padded_background(mechanism: Mechanism, weight: int) -> float:
-    """c of fakes of one weight that set one favored bucket and pad the rest at random (unary only).
-
-    Such a fake samples the favored bucket and d - 1 others at random and sets weight - 1 of their
-    bits, so a non-favored bucket v has E[bit_v] = (weight - 1) / (k - 1) and E[sampled_v] =
-    (d - 1) / (k - 1); through the estimator k / d (bit - p0 sampled) / (p1 - p0):
-
-        c = k ((weight - 1) - p0 (d - 1)) / (d (k - 1) (p1 - p0)).
-
-    >>> from ldp.mechanisms import make_mechanism
-    >>> m = make_mechanism("oue", k=5, epsilon=1.0)
-    >>> round(padded_background(m, 1), 12) == round(support_floor(m), 12)
-    True
-    """
-    k, d = mechanism.k, mechanism.d  # type: ignore[attr-defined]
-    p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability  # type: ignore[attr-defined]
-    return k * ((weight - 1) - p0 * (d - 1)) / (d * (k - 1) * (p1 - p0))
-
-
 def remove_favored(g: np.ndarray, excess: float) -> tuple[np.ndarray, tuple[int, ...]]:
     """Take ``excess`` of mass from the fewest top options that hold it, leveled down together.
 
@@ -329,10 +331,11 @@ def assess(
     """Test one question's tally for fake reports, estimate their share, and recover the estimate.
 
     ``profile`` is the weight histogram of (any subset of) the reports, chosen independently of their
-    content, or None. See the module docstring for every formula.
+    content; by default the tally's own, if it keeps one. See the module docstring for every formula.
     """
     if tally.n == 0:
         raise ValueError("cannot assess zero reports")
+    profile = tally.profile if profile is None else profile
     unbiased = mechanism.estimate(tally).proportions
     plain = project_onto_simplex(unbiased)
     errors = zero_share_errors(mechanism, tally.n)
@@ -367,12 +370,12 @@ def assess(
 
     recovered, favored = plain, ()
     if significant and share > 0 and floor is not None:
-        background = floor
-        if "fake_weight" in detail and share > floor_share:
-            background = max(floor, padded_background(mechanism, int(detail["fake_weight"])))
+        weight = int(detail["fake_weight"]) if "fake_weight" in detail and share > floor_share else 1
+        background, total = fake_model(mechanism, weight)  # type: ignore[misc]
         detail["background"] = background
         g = (unbiased - share * background) / (1 - share)
-        lowered, favored = remove_favored(g, float(g.sum()) - 1)
+        excess = share * (total - mechanism.k * background) / (1 - share)
+        lowered, favored = remove_favored(g, excess)
         recovered = project_onto_simplex(lowered)
     return IntegrityResult(
         n=tally.n,

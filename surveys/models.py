@@ -295,15 +295,19 @@ class TallyCell(models.Model):
     """One cell of one shard of a randomization's running sufficient statistics.
 
     A randomization's tally (ldp's ``Tally``: the number of reports n and integer counts) is the
-    sum over shards of its cells: ``cell`` indexes the mechanism's counts, and :data:`N_CELL`
-    holds n. A submission adds its reports' counts to the cells of one randomly chosen shard with
-    one ``INSERT ... ON CONFLICT DO UPDATE`` in its own transaction, so tallies are always exactly
-    the sums of the stored reports, concurrent respondents rarely touch the same row, and results
-    read O(cells x shards) rows, never the reports. The key is the cell itself (no autoincrement
+    sum over shards of its cells: ``cell`` indexes the mechanism's counts, :data:`N_CELL`
+    holds n, and cells from :data:`PROFILE_CELL` down hold the histogram of report weights. A
+    submission adds its reports' counts to the cells of one randomly chosen shard with one
+    ``INSERT ... ON CONFLICT DO UPDATE`` in its own transaction, so tallies are always exactly the
+    sums of the stored reports, concurrent respondents rarely touch the same row, and results read
+    O(cells x shards) rows, never the reports. The key is the cell itself (no autoincrement
     id that would order the cells' first reports).
     """
 
     N_CELL = -1
+    #: Cell PROFILE_CELL - w counts the reports with w one-bits (``ldp.integrity.weight_profile``),
+    #: for mechanisms whose reports are bit vectors: the manipulation test's per-report statistic.
+    PROFILE_CELL = -2
 
     pk = models.CompositePrimaryKey("randomization", "shard", "cell")
     randomization = models.ForeignKey(Randomization, on_delete=models.CASCADE, related_name="cells")

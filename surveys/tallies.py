@@ -12,6 +12,11 @@ The storage design (issue 12; ``docs/deployment.md`` says why):
   upserts cannot deadlock.
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
+- For bit-vector mechanisms (unary encodings, dBitFlip, CMS) extra cells from
+  ``TallyCell.PROFILE_CELL`` down count the reports by their number of one-bits (issue 16): the
+  per-report statistic of the manipulation test (``ldp.integrity``), at most d + 1 more cells.
+  Reports stored before these cells existed are simply not in the histogram (the test uses any
+  subset of the reports), so no backfill is needed.
 
 Both SQLite (3.24+) and PostgreSQL speak the same upsert.
 """
@@ -30,6 +35,7 @@ from django.db import connection
 from django.db.models import Sum
 
 import ldp
+from ldp import integrity
 from surveys.models import HourlyResponses, Randomization, Survey, TallyCell
 
 #: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
@@ -44,10 +50,15 @@ def pick_shard() -> int:
 def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], shard: int) -> list[tuple[int, ...]]:
     """(randomization id, shard, cell, increment) for the non-zero cells of these reports' tally."""
     mechanism = randomization.build_mechanism()
-    batch = mechanism.tally(mechanism.unpack_many(b"".join(packed_reports)))
+    packed = mechanism.unpack_many(b"".join(packed_reports))
+    batch = mechanism.tally(packed)
     cells = np.flatnonzero(batch.counts)
     rows = [(randomization.pk, shard, TallyCell.N_CELL, int(batch.n))]
     rows.extend((randomization.pk, shard, int(c), int(batch.counts[c])) for c in cells)
+    profile = integrity.weight_profile(mechanism, packed)
+    if profile is not None:
+        weights = np.flatnonzero(profile)
+        rows.extend((randomization.pk, shard, TallyCell.PROFILE_CELL - int(w), int(profile[w])) for w in weights)
     return rows
 
 
@@ -125,7 +136,9 @@ UNNEST_TYPES = {
 def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally]:
     """Each randomization's tally, summed over its shards in the database (one query)."""
     by_id = {r.pk: r for r in randomizations}
-    counts = {pk: r.build_mechanism().empty_tally().counts.copy() for pk, r in by_id.items()}
+    mechanisms = {pk: r.build_mechanism() for pk, r in by_id.items()}
+    counts = {pk: m.empty_tally().counts.copy() for pk, m in mechanisms.items()}
+    profiles = {pk: integrity.empty_profile(m) for pk, m in mechanisms.items()}
     n = dict.fromkeys(by_id, 0)
     rows = (
         TallyCell.objects.filter(randomization_id__in=list(by_id))
@@ -136,9 +149,13 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
     for randomization_id, cell, total in rows:
         if cell == TallyCell.N_CELL:
             n[randomization_id] = int(total)
+        elif cell <= TallyCell.PROFILE_CELL:
+            profile = profiles[randomization_id]
+            if profile is not None and TallyCell.PROFILE_CELL - cell < profile.size:
+                profile[TallyCell.PROFILE_CELL - cell] = int(total)
         else:
             counts[randomization_id][cell] = int(total)
-    return {pk: ldp.Tally(n[pk], counts[pk]) for pk in by_id}
+    return {pk: ldp.Tally(n[pk], counts[pk], profiles[pk]) for pk in by_id}
 
 
 def tally_digest(tally: ldp.Tally) -> str:

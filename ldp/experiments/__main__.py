@@ -1,7 +1,8 @@
-"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|adjustment|numeric|all].
+"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|...|poisoning|all].
 
 Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 20 Modips runs;
-coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000);
+coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000;
+poisoning: 500 per attack, 2000 per false-alarm row);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -12,14 +13,14 @@ import argparse
 import time
 from pathlib import Path
 
-from ldp.experiments import adjustment, central, coverage, numeric, substitution, survey
+from ldp.experiments import adjustment, central, coverage, numeric, poisoning, substitution, survey
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "experiment",
-        choices=["survey", "substitution", "central", "coverage", "adjustment", "numeric", "all"],
+        choices=["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "all"],
         nargs="?",
         default="all",
     )
@@ -27,7 +28,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric"]
+    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning"]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
         started = time.perf_counter()
@@ -39,6 +40,8 @@ def main() -> None:
             coverage.run(args.out, repetitions=2000 // scale)
         elif name == "numeric":
             print(numeric.markdown(numeric.run(args.out, repetitions=2000 // scale)))
+        elif name == "poisoning":
+            print(poisoning.markdown(poisoning.run(args.out, repetitions=500 // scale)))
         elif name == "adjustment":
             print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
         else:

@@ -60,11 +60,17 @@ class Tally:
 
     n: int
     counts: np.ndarray
+    profile: np.ndarray | None = None
+    """Optional histogram of the reports' weights (:func:`ldp.integrity.weight_profile`), for the
+    integrity tests; it may count only some of the reports (those stored since it was kept)."""
 
     def __add__(self, other: Tally) -> Tally:
         if self.counts.shape != other.counts.shape:
             raise ValueError(f"cannot add tallies of shapes {self.counts.shape} and {other.counts.shape}")
-        return Tally(self.n + other.n, self.counts + other.counts)
+        profile = None
+        if self.profile is not None and other.profile is not None and self.profile.shape == other.profile.shape:
+            profile = self.profile + other.profile
+        return Tally(self.n + other.n, self.counts + other.counts, profile)
 
 
 def check_options(k: int) -> int:

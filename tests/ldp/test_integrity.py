@@ -1,0 +1,169 @@
+"""Manipulation detection (ldp.integrity): exact null laws, detection of an obvious attack, false alarms."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ldp import integrity
+from ldp.experiments import poisoning
+from ldp.mechanisms import Tally, make_mechanism
+
+WEIGHTED = [
+    make_mechanism("oue", k=4, epsilon=1.0),
+    make_mechanism("sue", k=5, epsilon=0.7),
+    make_mechanism("dbitflip", k=5, epsilon=2.0, d=3),
+    make_mechanism("dbitflip", k=4, epsilon=1.0, d=1),
+    make_mechanism("cms", k=4, epsilon=1.0, hash_count=3, width=6),
+]
+
+
+def enumerated_weights(mechanism) -> np.ndarray:
+    """The weight of every report in ``report_probabilities`` order."""
+    if mechanism.name == "cms":
+        patterns = np.array(list(itertools.product((0, 1), repeat=mechanism.width)))
+        return np.tile(patterns.sum(axis=1), mechanism.hash_count)
+    subsets = math.comb(mechanism.k, mechanism.d)
+    patterns = np.array(list(itertools.product((0, 1), repeat=mechanism.d)))
+    return np.tile(patterns.sum(axis=1), subsets)
+
+
+@pytest.mark.parametrize("mechanism", WEIGHTED, ids=lambda m: f"{m.name}{m.params().get('d', '')}")
+def test_weight_law_is_exact_and_the_same_for_every_answer(mechanism):
+    # Enumerate every report: P(W = w | answer) summed over reports of weight w, for each answer.
+    table = mechanism.report_probabilities()
+    weights = enumerated_weights(mechanism)
+    law = integrity.weight_distribution(mechanism)
+    for answer in range(mechanism.k):
+        by_weight = np.bincount(weights, weights=table[answer], minlength=law.size)
+        np.testing.assert_allclose(by_weight, law, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mechanism", WEIGHTED, ids=lambda m: f"{m.name}{m.params().get('d', '')}")
+def test_weight_profile_counts_the_one_bits_of_each_report(mechanism):
+    packed = mechanism.randomize(np.arange(200) % mechanism.k, rng=4)
+    profile = integrity.weight_profile(mechanism, packed)
+    expected = [sum(mechanism.unpack_report(row.tobytes())["bits"]) for row in packed]
+    assert profile.tolist() == np.bincount(expected, minlength=profile.size).tolist()
+
+
+def test_mechanisms_with_one_value_per_report_have_no_weights():
+    for name in ("krr", "olh", "subset", "hadamard"):
+        mechanism = make_mechanism(name, k=5, epsilon=1.0)
+        assert integrity.weight_distribution(mechanism) is None
+        assert integrity.weight_profile(mechanism, mechanism.randomize([1, 2], rng=1)) is None
+
+
+@pytest.mark.parametrize("name", ["krr", "subset", "oue", "dbitflip"])
+def test_the_floor_is_the_estimate_of_one_report_that_does_not_name_the_option(name):
+    # One report supporting option 0 (and nothing else the attacker controls): its unbiased estimate
+    # at option 1, averaged over its random parts, is the floor L (module docstring).
+    mechanism = make_mechanism(name, k=6, epsilon=1.0, **({"d": 6} if name == "dbitflip" else {}))
+    fakes = poisoning.fake_reports(mechanism, "random item", 1, np.random.default_rng(0))
+    if name in ("krr", "oue", "dbitflip"):
+        # Exactly the floor for any such report: k-RR names one option, unary sets one bit.
+        items = mechanism.unpack_report(fakes[0].tobytes())
+        named = items["value"] if name == "krr" else items["buckets"][items["bits"].index(1)]
+        other = (named + 1) % mechanism.k
+        estimate = mechanism.estimate(mechanism.tally(fakes)).proportions
+        assert estimate[other] == pytest.approx(integrity.support_floor(mechanism), abs=1e-12)
+    else:
+        estimate = mechanism.estimate(mechanism.tally(fakes)).proportions
+        missing = np.flatnonzero(~np.isclose(estimate, estimate.max()))
+        assert estimate[missing] == pytest.approx(integrity.support_floor(mechanism), abs=1e-12)
+
+
+def test_weight_test_accepts_the_expected_histogram_and_rejects_a_pile_on_one_weight():
+    law = integrity.weight_distribution(make_mechanism("oue", k=8, epsilon=1.0))
+    expected = np.round(law * 5000).astype(int)
+    assert integrity.weight_test(law, expected) > 0.9
+    piled = expected.copy()
+    piled[2] += 500
+    assert integrity.weight_test(law, piled) < 1e-6
+
+
+def attacked(name: str, attack: str, fakes: int, seed: int, **params):
+    mechanism = make_mechanism(name, k=8, epsilon=1.0, **params)
+    rng = np.random.default_rng(seed)
+    values = np.repeat(np.arange(8), np.round(np.array(poisoning.TRUTH) * 2000).astype(int))
+    packed = mechanism.randomize(values, rng=rng)
+    if fakes:
+        packed = np.vstack([packed, poisoning.fake_reports(mechanism, attack, fakes, rng)])
+    tally = mechanism.tally(packed)
+    profile = integrity.weight_profile(mechanism, packed)
+    return mechanism, integrity.assess(mechanism, Tally(tally.n, tally.counts, profile))
+
+
+@pytest.mark.parametrize(("name", "params"), [("oue", {}), ("sue", {}), ("dbitflip", {"d": 4})])
+def test_an_obvious_maximal_gain_attack_is_found_its_share_estimated_and_the_target_recovered(name, params):
+    # 2000 genuine reports, 500 fakes pushing option 3 (a 20 % share of fakes).
+    _, result = attacked(name, "maximal gain", 500, seed=7, **params)
+    assert result.significant and result.p_value < 1e-6
+    low, high = result.fake_share_interval
+    assert low <= 0.2 <= high
+    assert poisoning.TARGET in result.favored
+    truth = poisoning.TRUTH[poisoning.TARGET]
+    assert abs(result.recovered[poisoning.TARGET] - truth) < abs(result.plain[poisoning.TARGET] - truth) / 3
+
+
+def test_k_rr_with_an_unchosen_option_reveals_the_fakes_through_the_below_zero_test():
+    mechanism = make_mechanism("krr", k=4, epsilon=1.0)
+    genuine = mechanism.randomize(np.repeat([0, 1, 2], [600, 600, 800]), rng=3)  # nobody chose option 3
+    fakes = np.full((400, 1), 0, dtype=np.uint8)
+    result = integrity.assess(mechanism, mechanism.tally(np.vstack([genuine, fakes])))
+    assert result.significant and result.p_values["below_zero"] < 1e-4
+    assert result.favored == (0,)
+    low, high = result.fake_share_interval
+    assert low <= 400 / 2400 <= high
+
+
+def test_honest_reports_raise_no_alarm_and_leave_the_estimate_alone():
+    mechanism, result = attacked("oue", "none", 0, seed=11)
+    assert not result.significant
+    assert result.favored == ()
+    np.testing.assert_array_equal(result.recovered, result.plain)
+
+
+def test_assess_refuses_an_empty_tally():
+    mechanism = make_mechanism("krr", k=3, epsilon=1.0)
+    with pytest.raises(ValueError, match="zero reports"):
+        integrity.assess(mechanism, mechanism.empty_tally())
+
+
+def test_tallies_add_their_profiles():
+    a = Tally(2, np.array([1, 1]), np.array([1, 1]))
+    b = Tally(3, np.array([2, 1]), np.array([0, 3]))
+    assert (a + b).profile.tolist() == [1, 4]
+    assert (a + Tally(1, np.array([0, 1]))).profile is None
+
+
+FALSE_ALARM_SETTINGS = [
+    ("krr", {}),
+    ("oue", {}),
+    ("sue", {}),
+    ("olh", {}),
+    ("subset", {}),
+    ("dbitflip", {"d": 3}),
+    ("cms", {"hash_count": 16, "width": 8}),
+    ("hadamard", {}),
+]
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("name", "params"), FALSE_ALARM_SETTINGS, ids=[s[0] for s in FALSE_ALARM_SETTINGS])
+@pytest.mark.parametrize("shares", [(0.4, 0.3, 0.2, 0.1, 0.0, 0.0), (1 / 6,) * 6], ids=["edge", "uniform"])
+def test_false_alarms_on_honest_data_stay_at_most_five_percent(name, params, shares):
+    # R = 400 honest surveys of n = 1000; the rate may exceed 5 % by 3 binomial standard errors (3.3 points).
+    mechanism = make_mechanism(name, k=6, epsilon=1.0, **params)
+    values = np.repeat(np.arange(6), np.round(np.array(shares) * 1000).astype(int))
+    rng = np.random.default_rng(2016)
+    repetitions, alarms = 400, 0
+    for _ in range(repetitions):
+        packed = mechanism.randomize(values, rng=rng)
+        tally = mechanism.tally(packed)
+        profile = integrity.weight_profile(mechanism, packed)
+        alarms += integrity.assess(mechanism, Tally(tally.n, tally.counts, profile)).significant
+    assert alarms / repetitions <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / repetitions)
