@@ -23,7 +23,7 @@ from ldp.advisor import expected_half_width
 from ldp.estimates import FrequencyEstimate
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
-from surveys import tallies
+from surveys import integrity, tallies
 from surveys.models import Question, Randomization, Survey
 
 EstimateKind = Literal["consistent", "unbiased"]
@@ -63,6 +63,8 @@ class QuestionResult:
     """The tally's digest: the results of this randomization change exactly when it does."""
     earlier: bool = False
     """Reports of an earlier version of the question's randomization (shown beside the newest)."""
+    integrity: integrity.IntegrityCheck | None = None
+    """The manipulation check of these reports (:mod:`surveys.integrity`)."""
 
     @property
     def raw_count_label(self) -> str:
@@ -216,6 +218,7 @@ class SurveyState:
             expected_half_width=estimates.expected_half_width,
             digest=digest,
             earlier=earlier,
+            integrity=integrity.check(question.options, mechanism, tally, randomization_digest(randomization) + digest),
         )
 
     def all_results(self) -> list[QuestionResult]:

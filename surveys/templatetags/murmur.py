@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 
 from django import template
@@ -64,3 +65,13 @@ def local_time(value: datetime | None) -> SafeString | str:
         date_format(local, "DATETIME_FORMAT"),
         timezone.get_current_timezone_name(),
     )
+
+
+@register.filter
+def pvalue(value: float | None) -> str:
+    """A p-value: two significant digits, "< 0.0001" below that (locale-aware decimal separator)."""
+    if value is None:
+        return ""
+    if value < 1e-4:
+        return "< " + number_format(0.0001, decimal_pos=4)
+    return number_format(float(f"{value:.2g}"), decimal_pos=max(2, 1 - math.floor(math.log10(value))))

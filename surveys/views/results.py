@@ -24,7 +24,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from surveys import charts, tallies
+from surveys import charts, integrity, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
 from surveys.models import Question, Report, Survey
 from surveys.replica import reads_results
@@ -242,6 +242,7 @@ ESTIMATE_COLUMNS = [
     "reports_needed",
     "unbiased_band",
     "consistent_band",
+    *integrity.EXPORT_FIELDS,
 ]
 
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
@@ -290,6 +291,7 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
                 "reports_needed": result.reports_needed,
                 "unbiased_band": BAND_KINDS["unbiased"],
                 "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
+                **integrity.export_fields(result.integrity, i),
             }
 
 

@@ -1,0 +1,92 @@
+"""The dashboard's manipulation check: stuffed fake reports raise a warning, honest reports do not."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+from django.db import transaction
+from django.urls import reverse
+
+from ldp import integrity
+from ldp.experiments import poisoning
+from surveys import actions
+from surveys.models import Report
+from surveys.writes import add_to_tally, record_submissions
+from tests.base import make_question, make_reports, make_survey, stored_tally
+
+OPTIONS = ["Alpha", "Bravo", "Charlie", "Delta"]
+
+
+@transaction.atomic
+def store_packed(question, packed: np.ndarray) -> None:
+    """Store already-built reports (here: fakes) the way a submission does: reports and tally cells."""
+    randomization = actions.sync_randomization(question)
+    submissions = record_submissions(question.survey, [None] * len(packed))
+    Report.objects.bulk_create(
+        Report(submission=submission, question=question, randomization=randomization, packed=row.tobytes())
+        for submission, row in zip(submissions, packed, strict=True)
+    )
+    add_to_tally(randomization, [row.tobytes() for row in packed])
+
+
+@pytest.fixture
+def survey(organizer):
+    survey = make_survey(organizer, title="Integrity survey")
+    make_question(survey, text="Pick one", options=OPTIONS, epsilon=1.0, mechanism="oue")
+    actions.do_open_survey(survey)
+    question = survey.questions.get()
+    make_reports(question, list(np.repeat(np.arange(4), [600, 500, 300, 100])), seed=3)
+    return survey
+
+
+def dashboard(client, survey) -> str:
+    return client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+
+
+def test_the_stored_weight_histogram_equals_the_stored_reports(survey):
+    question = survey.questions.get()
+    randomization = question.current_randomization()
+    mechanism = randomization.build_mechanism()
+    packed = mechanism.unpack_many(b"".join(bytes(r.packed) for r in question.reports.all()))
+    assert stored_tally(randomization).profile.tolist() == integrity.weight_profile(mechanism, packed).tolist()
+
+
+def test_honest_reports_show_no_warning(organizer_client, survey):
+    html = dashboard(organizer_client, survey)
+    assert "data-manipulation-check" in html
+    assert "data-manipulation>" not in html and "Possible manipulation" not in html
+
+
+def test_stuffed_fake_reports_show_the_warning_with_share_favored_option_and_recovered_estimate(
+    organizer_client, survey
+):
+    question = survey.questions.get()
+    mechanism = question.current_randomization().build_mechanism()
+    fakes = poisoning.fake_reports(mechanism, "maximal gain", 300, np.random.default_rng(1))  # pushes "Delta"
+    store_packed(question, fakes)
+    html = dashboard(organizer_client, survey)
+    assert "Possible manipulation" in html
+    assert "<span data-favored>Delta</span>" in html
+    assert "Recovered estimate" in html and "data-recovered" in html
+
+    rows = list(
+        csv.DictReader(
+            io.StringIO(organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode())
+        )
+    )
+    delta = next(r for r in rows if r["option"] == "Delta")
+    assert delta["manipulation_significant"] == "True" and delta["favored_by_fakes"] == "True"
+    assert 0.0 < float(delta["recovered"]) < float(delta["consistent"])
+    low, high = float(delta["fake_share_low"]), float(delta["fake_share_high"])
+    assert low <= 300 / 1800 <= high
+
+
+def test_the_warning_is_translated(organizer_client, survey):
+    question = survey.questions.get()
+    mechanism = question.current_randomization().build_mechanism()
+    store_packed(question, poisoning.fake_reports(mechanism, "maximal gain", 300, np.random.default_rng(1)))
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk]), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "data-manipulation" in html and "Possible manipulation" not in html
