@@ -69,9 +69,9 @@ def local_time(value: datetime | None) -> SafeString | str:
 
 @register.filter
 def pvalue(value: float | None) -> str:
-    """A p-value: two significant digits, "< 0.0001" below that (locale-aware decimal separator)."""
+    """A p-value as "p = 0.034" (two significant digits) or "p < 0.0001" (locale-aware decimals)."""
     if value is None:
         return ""
     if value < 1e-4:
-        return "< " + number_format(0.0001, decimal_pos=4)
-    return number_format(float(f"{value:.2g}"), decimal_pos=max(2, 1 - math.floor(math.log10(value))))
+        return "p < " + number_format(0.0001, decimal_pos=4)
+    return "p = " + number_format(float(f"{value:.2g}"), decimal_pos=max(2, 1 - math.floor(math.log10(value))))

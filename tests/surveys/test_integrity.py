@@ -90,3 +90,12 @@ def test_the_warning_is_translated(organizer_client, survey):
     store_packed(question, poisoning.fake_reports(mechanism, "maximal gain", 300, np.random.default_rng(1)))
     html = organizer_client.get(reverse("survey_results", args=[survey.pk]), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert "data-manipulation" in html and "Possible manipulation" not in html
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0.5, "p = 0.50"), (0.034, "p = 0.034"), (0.00012, "p = 0.00012"), (1e-9, "p < 0.0001")]
+)
+def test_p_values_are_shown_with_two_significant_digits(value, shown):
+    from surveys.templatetags.murmur import pvalue
+
+    assert pvalue(value) == shown
