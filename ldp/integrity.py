@@ -33,27 +33,34 @@ that the false-alarm rate stays at most alpha):
 **Fake share.** The smallest share the estimate requires: f_v >= 0 and phi_v >= L give
 f_hat_v >= beta L, so beta_floor = max_v f_hat_v / L (exact when some option has no genuine
 respondent and the fakes support it no more than an honest report that does not name it). For
-weighted reports, fakes crowd one weight w (an attacker's single crafted pattern): the cells other
-than w hold only genuine reports, (n - h_w) = (1 - beta) n (1 - pi_w), so
-beta_weight = 1 - (n - h_w) / (n (1 - pi_w)), w the most over-represented weight (its binomial
-standard error gives an interval). The estimate is the larger of the two; its 95 % interval is the
-chosen estimator's +/- 1.96 standard errors, clipped to [0, 1].
+weighted reports, fakes crowd a few weights S (an attacker crafts one pattern; S is the most
+over-represented weight and any other more than EXCESS_Z standard deviations above its expectation,
+:func:`fake_weights`): the other cells hold only genuine reports, (n - h_S) = (1 - beta) n (1 - pi_S),
+so beta_weight = 1 - (n - h_S) / (n (1 - pi_S)) (its binomial standard error gives an interval).
+The estimate is the larger of the two; its 95 % interval is the chosen estimator's +/- 1.96
+standard errors, clipped to [0, 1].
 
-**Recovery** (our derivation in the spirit of LDPRecover's constraint inference, ref. 2). A fake
-that supports one favored option and is otherwise drawn like an honest report gives every other
-option the background c and sums to Phi over all options (:func:`fake_model`). Then
-g = (f_hat - beta c) / (1 - beta) = f + beta (phi - c) / (1 - beta) exceeds f only on the favored
-options, by R = beta (Phi - k c) / (1 - beta) in total (a constant of the model, not the noisy
-sum(g) - 1). The model's fakes set weight - 1 bits beyond their option's, with weight the fakes'
-weight when beta came from the weights (Cao et al.'s maximal gain attack pads exactly so), and
-none when it came from the floor. Fakes concentrate on few options (ref. 1: one target, or a
-handful), so R is removed from the fewest options that can hold it: the top m of g, m smallest
-with their sum at least R, leveled down to a common value (:func:`remove_favored`). The result,
-projected onto the simplex (Norm-Sub), is the recovered estimate; the options it took mass from
-are the favored ones. Without significance the recovered
-estimate is the plain projection. Fakes spread evenly over the options (the random item attack)
-break the concentration assumption: then the recovery takes mass from the most popular options
-and errs more than the plain estimate (``docs/experiments.md`` measures it).
+**Recovery.** For unary encodings and dBitFlip whose fakes were found by their weight (all in S,
+as every attack of ref. 1 crafts one pattern), the other weights hold genuine reports only:
+:func:`clean_estimate` estimates f from them, with the exact law of (weight, bit) of an honest
+report (:func:`weight_bit_law`), and :func:`favored_buckets` reads the options the fakes favor
+from the rows S of the bits-by-weight table (those whose bit at least half of the fakes
+set). This assumes nothing about which options the fakes favor.
+
+Otherwise (k-RR, subset selection, OLH; our derivation in the spirit of LDPRecover's constraint
+inference, ref. 2): a fake that supports one favored option and is otherwise drawn like an honest
+report gives every other option the background c and sums to Phi over all options
+(:func:`fake_model`). Then g = (f_hat - beta c) / (1 - beta) = f + beta (phi - c) / (1 - beta)
+exceeds f only on the favored options, by R = beta (Phi - k c) / (1 - beta) in total (a constant
+of the model, not the noisy sum(g) - 1). Fakes concentrate on few options (ref. 1: one target, or
+a handful), so R is removed from the fewest options that can hold it: the top m of g, m smallest
+with their sum at least R, leveled down to a common value (:func:`remove_favored`). Fakes spread
+evenly over the options break this assumption (and then the recovery takes mass from the most
+popular options); for these mechanisms such fakes are indistinguishable from honest reports of
+random answers and are not detected anyway.
+
+Either result is projected onto the simplex (Norm-Sub). Without significance the recovered
+estimate is the plain projection.
 
 References
 ----------
@@ -75,6 +82,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -128,16 +136,37 @@ def report_weights(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | Non
 
 
 def weight_profile(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | None:
-    """Histogram of :func:`report_weights`: entry w counts the reports with w one-bits, or None."""
+    """Reports by weight, shape (max weight + 1, columns), or None for mechanisms without weights.
+
+    Column 0 counts the reports with w one-bits (the histogram of :func:`report_weights`). Unary
+    encodings and dBitFlip add one column per bucket v: the reports of weight w whose bit v is 1
+    (the bits-by-weight table that :func:`clean_estimate` reads); CMS has column 0 only.
+
+    >>> from ldp.mechanisms import make_mechanism
+    >>> m = make_mechanism("oue", k=2, epsilon=1.0)
+    >>> weight_profile(m, np.array([[0b11, 0b01], [0b11, 0b11]], dtype=np.uint8)).tolist()
+    [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
     weights = report_weights(mechanism, packed)
     if weights is None:
         return None
-    return np.bincount(weights, minlength=max_weight(mechanism) + 1).astype(np.int64)
+    profile = empty_profile(mechanism)
+    assert profile is not None
+    np.add.at(profile[:, 0], weights, 1)
+    if isinstance(mechanism, SampledUnaryEncoding):
+        width = (mechanism.k + 7) // 8
+        ones = np.unpackbits(packed[:, width:], axis=1, count=mechanism.k, bitorder="little")
+        for w in np.unique(weights):
+            profile[w, 1:] = ones[weights == w].sum(axis=0, dtype=np.int64)
+    return profile
 
 
 def empty_profile(mechanism: Mechanism) -> np.ndarray | None:
-    """An all-zero weight histogram of the right size, or None for mechanisms without weights."""
-    return np.zeros(max_weight(mechanism) + 1, dtype=np.int64) if has_weights(mechanism) else None
+    """An all-zero :func:`weight_profile` of the right shape, or None for mechanisms without weights."""
+    if not has_weights(mechanism):
+        return None
+    columns = 1 + mechanism.k if isinstance(mechanism, SampledUnaryEncoding) else 1
+    return np.zeros((max_weight(mechanism) + 1, columns), dtype=np.int64)
 
 
 def max_weight(mechanism: Mechanism) -> int:
@@ -168,6 +197,49 @@ def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
         m, kappa = mechanism.width, mechanism.keep_probability
         return np.convolve([1 - kappa, kappa], stats.binom.pmf(np.arange(m), m - 1, 1 - kappa))
     return None
+
+
+def weight_bit_law(mechanism: SampledUnaryEncoding) -> tuple[np.ndarray, np.ndarray]:
+    """(alpha_w, gamma_w): P(W = w, bit v = 1 | answer v) and P(W = w, bit v = 1 | answer t != v).
+
+    With d of k buckets sampled uniformly, B(n, p) the binomial law and * a convolution:
+
+        alpha_w = (d / k) p1 B(d - 1, p0)(w - 1),
+        gamma_w = p0 [ d (d - 1) / (k (k - 1)) (Bernoulli(p1) * B(d - 2, p0))(w - 1)
+                       + d (k - d) / (k (k - 1)) B(d - 1, p0)(w - 1) ]
+
+    (v sampled with its bit 1; the answer's bucket sampled too, or not). Summed over w they are
+    E[bit_v] = (d / k) p1 and (d / k) p0.
+    """
+    k, d = mechanism.k, mechanism.d
+    p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
+    alpha, gamma = np.zeros(d + 1), np.zeros(d + 1)
+    alpha[1:] = d / k * p1 * stats.binom.pmf(np.arange(d), d - 1, p0)
+    if d >= 2:
+        both = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d - 1), d - 2, p0))
+        gamma[1:] += d * (d - 1) / (k * (k - 1)) * both
+    gamma[1:] += d * (k - d) / (k * (k - 1)) * stats.binom.pmf(np.arange(d), d - 1, p0)
+    return alpha, p0 * gamma
+
+
+def clean_estimate(
+    mechanism: SampledUnaryEncoding, profile: np.ndarray, excluded: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Frequencies from the reports whose weight is not in the mask ``excluded``, and their number.
+
+    If every fake has a weight in S, the other weights hold genuine reports only: n_g (1 - pi_S)
+    of them, and O_v = sum over w not in S of the reports of weight w with bit v set has mean
+    n_g (f_v alpha + (1 - f_v) gamma) with alpha, gamma the sums of :func:`weight_bit_law` over
+    w not in S. So n_g_hat = (n - h_S) / (1 - pi_S) and f_v = (O_v / n_g_hat - gamma) / (alpha - gamma),
+    whatever the fakes favor.
+    """
+    law = weight_distribution(mechanism)
+    alpha_w, gamma_w = weight_bit_law(mechanism)
+    keep = ~excluded
+    genuine = profile[keep, 0].sum() / law[keep].sum()  # type: ignore[index]
+    alpha, gamma = alpha_w[keep].sum(), gamma_w[keep].sum()
+    ones = profile[keep, 1:].sum(axis=0)
+    return (ones / genuine - gamma) / (alpha - gamma), float(genuine)
 
 
 def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | None:
@@ -241,7 +313,7 @@ class IntegrityResult:
     alpha: float = ALPHA
     weight_reports: int = 0
     """Reports in the weight histogram (reports stored before it was kept are not in it)."""
-    detail: dict[str, float] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
 
     @property
     def recovery_shift(self) -> np.ndarray:
@@ -290,16 +362,61 @@ def sum_error(mechanism: Mechanism, n: int) -> float | None:
     return None if worst < 1e-12 else math.sqrt(worst / n)
 
 
-def excess_weight_share(distribution: np.ndarray, profile: np.ndarray) -> tuple[float, float, int]:
-    """(beta_weight, its standard error, the weight w) from the most over-represented weight cell."""
-    total = int(profile.sum())
-    expected = total * distribution
-    standardized = (profile - expected) / np.sqrt(np.maximum(expected, 1e-12))
-    w = int(np.argmax(standardized))
-    rest = (total - profile[w]) / total
-    share = 1 - rest / (1 - distribution[w])
-    error = math.sqrt(rest * (1 - rest) / total) / (1 - distribution[w])
-    return float(share), float(error), w
+#: A weight cell more than this many standard deviations above its expectation also holds fakes.
+EXCESS_Z = 3.0
+
+
+def fake_weights(distribution: np.ndarray, histogram: np.ndarray) -> np.ndarray:
+    """Mask of the weights S taken to hold fakes (an attack crafts one pattern; a fake that samples
+    buckets at random, as in dBitFlip, may land on two).
+
+    S starts with the most over-represented weight, by (h_w - n pi_w) / sqrt(n pi_w); then, with
+    n_g = (n - h_S) / (1 - pi_S) the genuine reports the other cells imply, any weight with
+    (h_w - n_g pi_w) / sqrt(n_g pi_w) > EXCESS_Z joins S, until none does.
+    """
+    total = float(histogram.sum())
+    mask = np.zeros(histogram.size, dtype=bool)
+    genuine = total
+    while True:
+        expected = genuine * distribution
+        standardized = np.where(mask, -np.inf, (histogram - expected) / np.sqrt(np.maximum(expected, 1e-12)))
+        w = int(np.argmax(standardized))
+        if mask.any() and not standardized[w] > EXCESS_Z or mask.all():
+            return mask
+        mask[w] = True
+        if mask.all():
+            return mask
+        genuine = (total - histogram[mask].sum()) / (1 - distribution[mask].sum())
+
+
+def excess_weight_share(distribution: np.ndarray, histogram: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
+    """(beta_weight, its standard error): fakes only in the masked weights S.
+
+    The other weights hold (n - h_S) = (1 - beta) n (1 - pi_S) genuine reports, so
+    beta = 1 - (n - h_S) / (n (1 - pi_S)), with the binomial standard error of (n - h_S) / n.
+    """
+    total = int(histogram.sum())
+    rest = (total - histogram[mask].sum()) / total
+    outside = 1 - distribution[mask].sum()
+    return float(1 - rest / outside), float(math.sqrt(rest * (1 - rest) / total) / outside)
+
+
+def favored_buckets(
+    mechanism: SampledUnaryEncoding, profile: np.ndarray, mask: np.ndarray, shares: np.ndarray, genuine: float
+) -> tuple[int, ...]:
+    """Buckets whose bit at least half of the fakes set, read from the fakes' weight rows S.
+
+    Those rows hold sum over S of (h_w - n_g pi_w) fakes; bucket v's ones there exceed the genuine
+    n_g sum over S of (f_v alpha_w + (1 - f_v) gamma_w) by the fakes that set it.
+    """
+    law = weight_distribution(mechanism)
+    alpha, gamma = weight_bit_law(mechanism)
+    fakes = profile[mask, 0].sum() - genuine * law[mask].sum()  # type: ignore[index]
+    if fakes <= 0:
+        return ()
+    honest = genuine * (shares * alpha[mask].sum() + (1 - shares) * gamma[mask].sum())
+    setting = profile[mask, 1:].sum(axis=0) - honest
+    return tuple(int(v) for v in np.flatnonzero(setting >= fakes / 2))
 
 
 def remove_favored(g: np.ndarray, excess: float) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -344,11 +461,11 @@ def assess(
     if spread is not None:
         p_values["sum"] = float(2 * stats.norm.sf(abs(unbiased.sum() - 1) / spread))
     distribution = weight_distribution(mechanism)
-    weighted = 0
-    if distribution is not None and profile is not None and profile.shape == distribution.shape:
-        weighted = int(profile.sum())
+    weighted, expected = 0, empty_profile(mechanism)
+    if profile is not None and expected is not None and profile.shape == expected.shape:
+        weighted = int(profile[:, 0].sum())
         if weighted:
-            p_values["weights"] = weight_test(distribution, profile)
+            p_values["weights"] = weight_test(distribution, profile[:, 0])  # type: ignore[arg-type]
     p_value = float(min(1.0, len(p_values) * min(p_values.values())))
     significant = p_value < alpha
 
@@ -359,19 +476,23 @@ def assess(
         v = int(np.argmax(ratios))
         share, error = max(0.0, float(ratios[v])), float(errors[v] / -floor)
         detail["floor"] = floor
-    floor_share = share
     if "weights" in p_values:
-        weight_share, weight_error, w = excess_weight_share(distribution, profile)  # type: ignore[arg-type]
-        detail["fake_weight"] = w
+        mask = fake_weights(distribution, profile[:, 0])  # type: ignore[arg-type,index]
+        weight_share, weight_error = excess_weight_share(distribution, profile[:, 0], mask)  # type: ignore[arg-type,index]
+        detail["fake_weights"] = np.flatnonzero(mask).tolist()
         if weight_share > share:
             share, error = weight_share, weight_error
     share = min(share, MAX_SHARE)
     interval = Interval(max(0.0, share - 1.96 * error), min(1.0, share + 1.96 * error))
 
     recovered, favored = plain, ()
-    if significant and share > 0 and floor is not None:
-        weight = int(detail["fake_weight"]) if "fake_weight" in detail and share > floor_share else 1
-        background, total = fake_model(mechanism, weight)  # type: ignore[misc]
+    if significant and isinstance(mechanism, SampledUnaryEncoding) and "weights" in p_values:
+        # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
+        clean, genuine = clean_estimate(mechanism, profile, mask)  # type: ignore[arg-type]
+        recovered = project_onto_simplex(clean)
+        favored = favored_buckets(mechanism, profile, mask, recovered, genuine)  # type: ignore[arg-type]
+    elif significant and share > 0 and floor is not None:
+        background, total = fake_model(mechanism)  # type: ignore[misc]
         detail["background"] = background
         g = (unbiased - share * background) / (1 - share)
         excess = share * (total - mechanism.k * background) / (1 - share)

@@ -305,8 +305,8 @@ class TallyCell(models.Model):
     """
 
     N_CELL = -1
-    #: Cell PROFILE_CELL - w counts the reports with w one-bits (``ldp.integrity.weight_profile``),
-    #: for mechanisms whose reports are bit vectors: the manipulation test's per-report statistic.
+    #: Cell PROFILE_CELL - i holds entry i of ``ldp.integrity.weight_profile`` (flattened row by row;
+    #: reports by weight, and by weight and bit), for mechanisms whose reports are bit vectors.
     PROFILE_CELL = -2
 
     pk = models.CompositePrimaryKey("randomization", "shard", "cell")

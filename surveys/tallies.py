@@ -13,8 +13,10 @@ The storage design (issue 12; ``docs/deployment.md`` says why):
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
 - For bit-vector mechanisms (unary encodings, dBitFlip, CMS) extra cells from
-  ``TallyCell.PROFILE_CELL`` down count the reports by their number of one-bits (issue 16): the
-  per-report statistic of the manipulation test (``ldp.integrity``), at most d + 1 more cells.
+  ``TallyCell.PROFILE_CELL`` down hold ``ldp.integrity.weight_profile`` flattened row by row
+  (issue 16): the reports by their number of one-bits w and, for unary encodings, by weight and
+  bucket bit, the per-report statistics of the manipulation check: (d + 1)(k + 1) cells at most,
+  of which a report touches 1 + w.
   Reports stored before these cells existed are simply not in the histogram (the test uses any
   subset of the reports), so no backfill is needed.
 
@@ -57,8 +59,9 @@ def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], sh
     rows.extend((randomization.pk, shard, int(c), int(batch.counts[c])) for c in cells)
     profile = integrity.weight_profile(mechanism, packed)
     if profile is not None:
-        weights = np.flatnonzero(profile)
-        rows.extend((randomization.pk, shard, TallyCell.PROFILE_CELL - int(w), int(profile[w])) for w in weights)
+        flat = profile.ravel()
+        cells = np.flatnonzero(flat)
+        rows.extend((randomization.pk, shard, TallyCell.PROFILE_CELL - int(i), int(flat[i])) for i in cells)
     return rows
 
 
@@ -152,7 +155,7 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
         elif cell <= TallyCell.PROFILE_CELL:
             profile = profiles[randomization_id]
             if profile is not None and TallyCell.PROFILE_CELL - cell < profile.size:
-                profile[TallyCell.PROFILE_CELL - cell] = int(total)
+                profile.flat[TallyCell.PROFILE_CELL - cell] = int(total)
         else:
             counts[randomization_id][cell] = int(total)
     return {pk: ldp.Tally(n[pk], counts[pk], profiles[pk]) for pk in by_id}
