@@ -313,6 +313,9 @@ class IntegrityResult:
     alpha: float = ALPHA
     weight_reports: int = 0
     """Reports in the weight histogram (reports stored before it was kept are not in it)."""
+    recovery: str = ""
+    """How ``recovered`` was made: "weights" (from the reports outside the fakes' weights),
+    "concentrated" (fakes assumed to favor few options), or "" (not recovered)."""
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -485,12 +488,13 @@ def assess(
     share = min(share, MAX_SHARE)
     interval = Interval(max(0.0, share - 1.96 * error), min(1.0, share + 1.96 * error))
 
-    recovered, favored = plain, ()
+    recovered, favored, recovery = plain, (), ""
     if significant and isinstance(mechanism, SampledUnaryEncoding) and "weights" in p_values:
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
         clean, genuine = clean_estimate(mechanism, profile, mask)  # type: ignore[arg-type]
         recovered = project_onto_simplex(clean)
         favored = favored_buckets(mechanism, profile, mask, recovered, genuine)  # type: ignore[arg-type]
+        recovery = "weights"
     elif significant and share > 0 and floor is not None:
         background, total = fake_model(mechanism)  # type: ignore[misc]
         detail["background"] = background
@@ -498,6 +502,7 @@ def assess(
         excess = share * (total - mechanism.k * background) / (1 - share)
         lowered, favored = remove_favored(g, excess)
         recovered = project_onto_simplex(lowered)
+        recovery = "concentrated"
     return IntegrityResult(
         n=tally.n,
         p_values=p_values,
@@ -510,5 +515,6 @@ def assess(
         recovered=recovered,
         alpha=alpha,
         weight_reports=weighted,
+        recovery=recovery,
         detail=detail,
     )

@@ -20,7 +20,7 @@ from ldp import integrity
 from ldp.mechanisms import Mechanism
 
 #: Bump when ldp.integrity changes, so results cached by older code are not served.
-INTEGRITY_VERSION = 1
+INTEGRITY_VERSION = 2
 #: Cached results never go stale (the key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 #: Fewer reports than this are not checked (the tests' normal approximations need some).
@@ -46,6 +46,8 @@ class IntegrityCheck:
     favored: list[str]
     rows: list[IntegrityRow]
     weight_reports: int
+    recovery: str
+    """"weights" or "concentrated" (see :class:`ldp.integrity.IntegrityResult`), or ""."""
 
 
 def cached_assessment(mechanism: object, tally: ldp.Tally, key: str) -> integrity.IntegrityResult | None:
@@ -84,6 +86,7 @@ def labeled(result: integrity.IntegrityResult | None, options: list[str]) -> Int
         favored=[options[i] for i in result.favored if i < len(options)],
         rows=rows,
         weight_reports=result.weight_reports,
+        recovery=result.recovery,
     )
 
 

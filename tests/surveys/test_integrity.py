@@ -71,6 +71,7 @@ def test_stuffed_fake_reports_show_the_warning_with_share_favored_option_and_rec
     assert "Possible manipulation" in html
     assert "<span data-favored>Delta</span>" in html
     assert "Recovered estimate" in html and "data-recovered" in html
+    assert "whose number of one-bits the fakes did not crowd" in html
 
     rows = list(
         csv.DictReader(
