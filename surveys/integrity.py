@@ -20,7 +20,7 @@ from ldp import integrity
 from ldp.mechanisms import Mechanism
 
 #: Bump when ldp.integrity changes, so results cached by older code are not served.
-INTEGRITY_VERSION = 2
+INTEGRITY_VERSION = 3
 #: Cached results never go stale (the key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 #: Fewer reports than this are not checked (the tests' normal approximations need some).
@@ -32,6 +32,9 @@ class IntegrityRow:
     label: str
     plain: float
     recovered: float
+    low: float | None = None
+    high: float | None = None
+    """The recovered estimate's approximate 95 % interval, clipped to [0, 1]."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,15 @@ def labeled(result: integrity.IntegrityResult | None, options: list[str]) -> Int
     if result is None:
         return None
     low, high = result.fake_share_interval
+    errors = result.recovered_errors
     rows = [
-        IntegrityRow(label, float(result.plain[i]), float(result.recovered[i]))
+        IntegrityRow(
+            label,
+            float(result.plain[i]),
+            float(result.recovered[i]),
+            None if errors is None else max(0.0, float(result.recovered[i] - 1.96 * errors[i])),
+            None if errors is None else min(1.0, float(result.recovered[i] + 1.96 * errors[i])),
+        )
         for i, label in enumerate(options[: result.plain.size])
     ]
     return IntegrityCheck(

@@ -124,6 +124,7 @@ def test_an_obvious_maximal_gain_attack_is_found_its_share_estimated_and_the_tar
     low, high = result.fake_share_interval
     assert low <= 0.2 <= high
     assert result.favored == (poisoning.TARGET,) and result.recovery == "weights"
+    assert np.all(np.abs(result.recovered - np.array(poisoning.TRUTH)) <= 1.96 * result.recovered_errors)
     truth = poisoning.TRUTH[poisoning.TARGET]
     assert abs(result.recovered[poisoning.TARGET] - truth) < abs(result.plain[poisoning.TARGET] - truth) / 3
 
