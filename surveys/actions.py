@@ -40,6 +40,7 @@ def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
             "mechanism",
             "mechanism_params",
             "mechanism_chosen_automatically",
+            *KIND_FIELDS,
         ]
     )
     if question.survey.status == Survey.Status.OPEN:
@@ -55,6 +56,30 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
     question.mechanism = cleaned["mechanism"]
     question.mechanism_params = cleaned["mechanism_params"]
     question.mechanism_chosen_automatically = cleaned.get("mechanism_chosen_automatically", False)
+    for name in KIND_FIELDS:
+        if name in cleaned:
+            setattr(question, name, cleaned[name] if cleaned[name] is not None else KIND_FIELD_EMPTY.get(name))
+
+
+#: Fields of number and rating questions (:mod:`surveys.kinds`); what an absent value is stored as.
+KIND_FIELDS = (
+    "range_low",
+    "range_high",
+    "whole_numbers",
+    "unit",
+    "scale",
+    "low_label",
+    "high_label",
+    "rating_estimate",
+)
+KIND_FIELD_EMPTY = {
+    "whole_numbers": True,
+    "unit": "",
+    "scale": "",
+    "low_label": "",
+    "high_label": "",
+    "rating_estimate": "shares",
+}
 
 
 @transaction.atomic

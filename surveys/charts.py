@@ -93,3 +93,21 @@ def _date_formats() -> dict[str, list[str]]:
 
 def _short(label: str, limit: int = 28) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def mean_interval(lo: float, hi: float, mean: float, low: float, high: float) -> str:
+    """The estimated mean as a dot with its 95 % interval, on the question's whole range [lo, hi]."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        figure = Figure(figsize=(6.4, 1.1))
+        axes = figure.add_subplot()
+        axes.axhline(0, color=MUTED, linewidth=0.8, alpha=0.5)
+        errors = np.array([[max(mean - low, 0.0)], [max(high - mean, 0.0)]])
+        axes.errorbar([mean], [0], xerr=errors, fmt="o", color=ACCENT, ecolor=INK, capsize=6, linewidth=1.6)
+        margin = 0.02 * (hi - lo)
+        axes.set_xlim(min(lo, low) - margin, max(hi, high) + margin)
+        axes.set_yticks([])
+        axes.grid(axis="x", alpha=0.3)
+        axes.spines[["top", "right", "left"]].set_visible(False)
+        return _svg(figure)

@@ -4,17 +4,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
-from ldp.advisor import expected_half_width
+from django.utils.translation import gettext_lazy
+
+from ldp.advisor import Z_95, expected_half_width
 from ldp.mechanisms import KRandomizedResponse, Mechanism
+from ldp.numeric import NumericMechanism
+from ldp.numeric.advisor import MeanRecommendation, recommend_mean
 from ldp.privacy import posterior_bound
 
 #: The prior in the plain-language statement "someone who thought there was a 10 % chance...".
 STATEMENT_PRIOR = 0.10
 
 
+class PrivacyStatement:
+    """The privacy figures every cost shows: epsilon, and seed 001's prior-to-posterior bound."""
+
+    mechanism: Any
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.mechanism.epsilon)
+
+    @property
+    def posterior(self) -> float:
+        """Most an observer's 10 % prior that the answer is X can rise to after one report."""
+        return float(posterior_bound(STATEMENT_PRIOR, self.epsilon))
+
+    @property
+    def prior(self) -> float:
+        return STATEMENT_PRIOR
+
+
 @dataclass(frozen=True)
-class QuestionCost:
+class QuestionCost(PrivacyStatement):
     """A mechanism's costs at n respondents; each figure is computed when first read.
 
     The answer page shows only the privacy figures, so it never pays for the variance behind
@@ -23,14 +47,13 @@ class QuestionCost:
 
     mechanism: Mechanism
     n: int
+    advice: str = ""
+    """A plain sentence the builder shows under the figures (a rating's recommended estimate)."""
+    is_mean = False
 
     @property
     def k(self) -> int:
         return self.mechanism.k
-
-    @property
-    def epsilon(self) -> float:
-        return self.mechanism.epsilon
 
     @cached_property
     def half_width(self) -> float:
@@ -49,14 +72,73 @@ class QuestionCost:
         return mechanism.keep_probability if isinstance(mechanism, KRandomizedResponse) else None
 
     @property
-    def posterior(self) -> float:
-        """Most an observer's 10 % prior that the answer is X can rise to after one report."""
-        return float(posterior_bound(STATEMENT_PRIOR, self.epsilon))
-
-    @property
     def chance(self) -> float:
         return 1.0 / self.k
 
+
+@dataclass(frozen=True)
+class MeanCost(PrivacyStatement):
+    """A numeric mechanism's cost at n respondents: the expected 95 % half-width of the mean.
+
+    Beside it, every numeric mechanism's half-width for the same range, epsilon and n
+    (:func:`ldp.numeric.advisor.recommend_mean`), the recommended one, and why.
+    """
+
+    mechanism: NumericMechanism
+    n: int
+    unit: str = ""
+    advice: str = ""
+    is_mean = True
+
     @property
-    def prior(self) -> float:
-        return STATEMENT_PRIOR
+    def delta(self) -> float:
+        return self.mechanism.privacy_guarantee()[1]
+
+    @cached_property
+    def half_width(self) -> float:
+        """Worst case over the respondents' values: z_0.975 * sqrt(max variance of one report / n)."""
+        return Z_95 * self.mechanism.expected_standard_error(self.n)
+
+    @cached_property
+    def recommendation(self) -> MeanRecommendation:
+        return recommend_mean(self.mechanism.lo, self.mechanism.hi, self.epsilon, self.n)
+
+    @property
+    def ranking(self) -> list[tuple[str, float, bool]]:
+        """(mechanism label, half-width, whether it is this question's) per numeric mechanism, best first."""
+        from surveys.models import Question
+
+        return [
+            (str(Question.MechanismName(c.mechanism).label), c.half_width, c.mechanism == self.mechanism.name)
+            for c in self.recommendation.ranking
+        ]
+
+    @property
+    def recommended_label(self) -> str:
+        from surveys.models import Question
+
+        return str(Question.MechanismName(self.recommendation.best.mechanism).label)
+
+    @property
+    def why(self) -> str:
+        """One plain sentence: the published crossover, on the side of it this epsilon is."""
+        if self.recommendation.regime == "one-bit":
+            return str(CROSSOVER_BELOW)
+        return str(CROSSOVER_ABOVE)
+
+
+CROSSOVER_BELOW = gettext_lazy(
+    "Below ε ≈ 1.29 a single randomized bit (Duchi et al., 1BitMean) estimates a mean more precisely than "
+    "Piecewise; Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+)
+CROSSOVER_ABOVE = gettext_lazy(
+    "Above ε ≈ 1.29 Piecewise, which reports a value near the true one, beats a single randomized bit "
+    "(Duchi et al., 1BitMean); Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+)
+
+
+def cost_of(mechanism: Mechanism | NumericMechanism, n: int, unit: str = "", advice: str = "") -> Any:
+    """The cost description of any mechanism: :class:`MeanCost` for numeric ones."""
+    if isinstance(mechanism, NumericMechanism):
+        return MeanCost(mechanism, n, unit, advice)
+    return QuestionCost(mechanism, n, advice)

@@ -16,8 +16,11 @@ import ldp
 from ldp.advisor import recommend
 from ldp.mechanisms.local_hashing import optimal_range_size
 from ldp.mechanisms.subset import optimal_subset_size
+from ldp.numeric import make_numeric_mechanism
+from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
-from surveys.costs import QuestionCost
+from surveys.costs import cost_of
+from surveys.kinds import RATING_ADVICE, KindError, kind_of, recommend_rating_estimate
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
@@ -197,7 +200,39 @@ class QuestionForm(forms.Form):
         label=_("CMS / HCMS sketch width m"), required=False, min_value=2, max_value=MAX_SKETCH_WIDTH, initial=128
     )
 
-    RANDOMIZATION_FIELDS = ("kind", "epsilon", "mechanism", "d", "hash_count", "width")
+    range_low = forms.FloatField(label=_("Lowest value"), required=False)
+    range_high = forms.FloatField(
+        label=_("Highest value"),
+        required=False,
+        help_text=_("Number questions: answers outside this range are refused; the range sets the noise."),
+    )
+    whole_numbers = forms.BooleanField(label=_("Whole numbers only"), required=False, initial=True)
+    unit = forms.CharField(label=_("Unit"), max_length=30, required=False, help_text=_("e.g. hours, years, km"))
+    scale = forms.ChoiceField(
+        label=_("Rating scale"), choices=[("", "—"), *Question.Scale.choices], required=False, initial="1-5"
+    )
+    low_label = forms.CharField(label=_("Label of the lowest point"), max_length=60, required=False)
+    high_label = forms.CharField(label=_("Label of the highest point"), max_length=60, required=False)
+    rating_estimate = forms.ChoiceField(
+        label=_("Estimate"),
+        choices=Question.RatingEstimate.choices,
+        initial=Question.RatingEstimate.SHARES,
+        required=False,
+        help_text=_("Rating questions: the share of each point (and NPS on 0–10), or the mean."),
+    )
+
+    RANDOMIZATION_FIELDS = (
+        "kind",
+        "epsilon",
+        "mechanism",
+        "d",
+        "hash_count",
+        "width",
+        "range_low",
+        "range_high",
+        "scale",
+        "rating_estimate",
+    )
 
     def __init__(self, *args: Any, survey: Survey, question: Question | None = None, **kwargs: Any) -> None:
         self.survey = survey
@@ -214,14 +249,12 @@ class QuestionForm(forms.Form):
                 self.fields[name].widget.attrs["disabled"] = True
 
     @property
-    def preview_cost(self) -> QuestionCost | None:
+    def preview_cost(self) -> Any:
         """What the form's current choice costs, or the saved question's, or None."""
-        n = self.survey.expected_respondents
         if self.is_bound:
             self.is_valid()
-            built = getattr(self, "cleaned_data", {}).get("built")
-            return QuestionCost(built, n) if built is not None else None
-        return QuestionCost(self.question.build_mechanism(), n) if self.question is not None else None
+            return getattr(self, "cleaned_data", {}).get("cost")
+        return question_cost(self.question) if self.question is not None else None
 
     def clean_options_text(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
@@ -232,53 +265,55 @@ class QuestionForm(forms.Form):
             self._keep_frozen_parameters(data)
         if self.errors:
             return data
-        options = self._clean_options(data)
-        if options is None:
+        kind = kind_of(data["kind"])
+        try:
+            data["options"] = kind.options(data, self.question if self.frozen else None)
+            value_range = kind.value_range(data)
+        except KindError as error:
+            self.add_error(error.field, error.message)
             return data
-        data["options"] = options
+        estimate = kind.estimate_family(data)
+        data["rating_estimate"] = data.get("rating_estimate") or Question.RatingEstimate.SHARES
         data["mechanism_chosen_automatically"] = data["mechanism"] == AUTOMATIC
         if data["mechanism"] == AUTOMATIC:
-            data["mechanism"] = self.question.mechanism if self.frozen else self._advised_mechanism(data)
-        params = self._clean_params(data)
-        if params is None:
+            data["mechanism"] = self.question.mechanism if self.frozen else self._advised_mechanism(data, value_range)
+        if data["mechanism"] not in kind.mechanisms(estimate):
+            self.add_error("mechanism", MECHANISM_FITS[estimate])
             return data
-        data["mechanism_params"] = params
+        if value_range is None:
+            params = self._clean_params(data)
+            if params is None:
+                return data
+        else:
+            params = {"lo": value_range[0], "hi": value_range[1]}
         try:
-            data["built"] = ldp.make_mechanism(
-                data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params
-            )
+            if value_range is None:
+                built: Any = ldp.make_mechanism(
+                    data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params
+                )
+            else:
+                built = make_numeric_mechanism(data["mechanism"], epsilon=data["epsilon"], **params)
+                params = {**params, **built.params()}  # the grid (and delta) are frozen with the range
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+        data["mechanism_params"] = params
+        data["built"] = built
+        advice = self._advice(data)
+        data["cost"] = cost_of(built, self.survey.expected_respondents, data.get("unit", ""), advice)
         self._check_budget(data["epsilon"])
         self._check_frozen(data)
         return data
 
-    def _clean_options(self, data: dict[str, Any]) -> list[str] | None:
-        if data["kind"] == Question.Kind.YES_NO:
-            if self.frozen and self.question is not None:
-                return list(self.question.options)
-            return [str(_("Yes")), str(_("No"))]
-        options = data.get("options_text") or []
-        if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-            self.add_error(
-                "options_text",
-                _("Give between %(low)s and %(high)s options; you gave %(count)s.")
-                % {"low": MIN_OPTIONS, "high": MAX_OPTIONS, "count": len(options)},
-            )
-            return None
-        seen: set[str] = set()
-        for option in options:
-            if option.casefold() in seen:
-                self.add_error("options_text", _("The option “%(option)s” appears twice.") % {"option": option})
-                return None
-            seen.add(option.casefold())
-            if len(option) > 200:
-                self.add_error("options_text", _("Options are at most 200 characters long."))
-                return None
-        return options
+    def _advice(self, data: dict[str, Any]) -> str:
+        """For a rating question: which estimate the advisor recommends, in one sentence."""
+        if data["kind"] != Question.Kind.RATING:
+            return ""
+        return rating_advice(data["scale"], len(data["options"]), data["epsilon"], self.survey.expected_respondents)
 
-    def _advised_mechanism(self, data: dict[str, Any]) -> str:
-        """The advisor's mechanism for these options, epsilon and the survey's expected n; sets its knobs."""
+    def _advised_mechanism(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> str:
+        """The advisor's mechanism for these options (or range), epsilon and the expected n; sets its knobs."""
+        if value_range is not None:
+            return recommend_mean(*value_range, data["epsilon"], self.survey.expected_respondents).best.mechanism
         best = recommend(len(data["options"]), data["epsilon"], self.survey.expected_respondents).best
         for name in ("d", "hash_count", "width"):
             if name in best.params:
@@ -338,7 +373,7 @@ class QuestionForm(forms.Form):
     def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
         assert self.question is not None
         frozen = initial_from_question(self.question)
-        relevant = {"kind", "epsilon", "mechanism"} | {
+        relevant = {"kind", "epsilon", "mechanism", *FROZEN_WITH_KIND.get(self.question.kind, ())} | {
             "dbitflip": {"d"},
             "cms": {"hash_count", "width"},
             "hcms": {"hash_count", "width"},
@@ -369,8 +404,40 @@ class QuestionForm(forms.Form):
             )
 
 
+#: Builder fields that are part of the randomization for a kind, frozen once it has reports.
+FROZEN_WITH_KIND = {"numeric": ("range_low", "range_high"), "rating": ("scale", "rating_estimate")}
+
+MECHANISM_FITS = {
+    "shares": _("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers."),
+    "mean": _("A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."),
+}
+
+
+def rating_advice(scale: str, k: int, epsilon: float, n: int) -> str:
+    """The advisor's sentence on which estimate suits a rating question (:mod:`surveys.kinds`)."""
+    shares_half_width = recommend(k, epsilon, n).best.half_width
+    return str(RATING_ADVICE[recommend_rating_estimate(scale, shares_half_width)[1]])
+
+
+def question_cost(question: Question) -> Any:
+    """What a saved question's randomization costs at the survey's expected respondents."""
+    n = question.survey.expected_respondents
+    advice = ""
+    if question.kind == Question.Kind.RATING:
+        advice = rating_advice(question.scale, question.k, question.epsilon, n)
+    return cost_of(question.build_mechanism(), n, question.unit, advice)
+
+
 def initial_from_question(question: Question) -> dict[str, Any]:
     return {
+        "range_low": question.range_low,
+        "range_high": question.range_high,
+        "whole_numbers": question.whole_numbers,
+        "unit": question.unit,
+        "scale": question.scale,
+        "low_label": question.low_label,
+        "high_label": question.high_label,
+        "rating_estimate": question.rating_estimate,
         "text": question.text,
         "kind": question.kind,
         "options_text": "\n".join(question.options),

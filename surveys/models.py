@@ -20,21 +20,27 @@ from django.utils.translation import gettext_lazy as _
 
 import ldp
 from ldp.mechanisms import Mechanism
+from ldp.numeric import NUMERIC_MECHANISMS, NumericMechanism, make_numeric_mechanism
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
 
 
 @lru_cache(maxsize=1024)
-def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> Mechanism:
-    return ldp.make_mechanism(name, k=k, epsilon=epsilon, **json.loads(params_json))
+def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> Mechanism | NumericMechanism:
+    params = json.loads(params_json)
+    if name in NUMERIC_MECHANISMS:  # a numeric mechanism's params carry its range lo, hi
+        return make_numeric_mechanism(name, epsilon=epsilon, **params)
+    return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
 
 
-def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> Mechanism:
+def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> Mechanism | NumericMechanism:
     """The ldp mechanism for these parameters, built once per process.
 
     Mechanisms are immutable, and building one can cost (CMS derives its hash table and
-    collision matrix), so every request with the same parameters shares one instance.
+    collision matrix), so every request with the same parameters shares one instance. Numeric
+    mechanisms (``ldp.numeric``) keep their range in ``params`` (``lo``, ``hi``), so a
+    randomization's snapshot alone says how to read its reports; ``k`` is then not used.
     """
     return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
@@ -144,6 +150,18 @@ class Question(models.Model):
     class Kind(models.TextChoices):
         SINGLE_CHOICE = "single", _("Single choice")
         YES_NO = "yes_no", _("Yes / no")
+        NUMERIC = "numeric", _("Number")
+        RATING = "rating", _("Rating scale")
+
+    class Scale(models.TextChoices):
+        ONE_TO_FIVE = "1-5", _("1 to 5")
+        ONE_TO_SEVEN = "1-7", _("1 to 7")
+        ONE_TO_TEN = "1-10", _("1 to 10")
+        NPS = "0-10", _("0 to 10 (Net Promoter Score)")
+
+    class RatingEstimate(models.TextChoices):
+        SHARES = "shares", _("Share of each point")
+        MEAN = "mean", _("Mean rating")
 
     class MechanismName(models.TextChoices):
         KRR = "krr", _("k-RR (randomized response)")
@@ -155,6 +173,12 @@ class Question(models.Model):
         CMS = "cms", _("Count Mean Sketch (Apple)")
         HCMS = "hcms", _("Hadamard Count Mean Sketch (Apple)")
         DBITFLIP = "dbitflip", _("dBitFlip (Microsoft)")
+        LAPLACE = "laplace", _("Laplace (discrete)")
+        GAUSSIAN = "gaussian", _("Gaussian (μ-GDP, discrete)")
+        ONE_BIT = "1bitmean", _("1BitMean (Microsoft)")
+        DUCHI = "duchi", _("Duchi et al.")
+        PIECEWISE = "piecewise", _("Piecewise")
+        HYBRID = "hybrid", _("Hybrid (Duchi + Piecewise)")
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
     position = models.PositiveIntegerField(default=0)
@@ -169,6 +193,18 @@ class Question(models.Model):
         default=False,
         help_text=_("The builder's advisor chose the mechanism (ldp.advisor) when the question was saved."),
     )
+    # Number questions: the range is the sensitivity, so it is required (surveys.kinds checks it).
+    range_low = models.FloatField(_("lowest value"), null=True, blank=True)
+    range_high = models.FloatField(_("highest value"), null=True, blank=True)
+    whole_numbers = models.BooleanField(_("whole numbers only"), default=True)
+    unit = models.CharField(_("unit"), max_length=30, blank=True)
+    # Rating questions: the scale, its end labels, and what the organizer wants estimated.
+    scale = models.CharField(_("scale"), max_length=5, choices=Scale.choices, blank=True)
+    low_label = models.CharField(_("label of the lowest point"), max_length=60, blank=True)
+    high_label = models.CharField(_("label of the highest point"), max_length=60, blank=True)
+    rating_estimate = models.CharField(
+        _("estimate"), max_length=10, choices=RatingEstimate.choices, default=RatingEstimate.SHARES
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -180,7 +216,14 @@ class Question(models.Model):
     def k(self) -> int:
         return len(self.options)
 
-    def build_mechanism(self) -> Mechanism:
+    @property
+    def kind_spec(self) -> Any:
+        """The question's kind description (:mod:`surveys.kinds`)."""
+        from surveys.kinds import kind_of
+
+        return kind_of(self.kind)
+
+    def build_mechanism(self) -> Mechanism | NumericMechanism:
         """The ldp mechanism for the question's current parameters."""
         return build_mechanism(self.mechanism, self.k, self.epsilon, self.mechanism_params)
 
@@ -227,7 +270,7 @@ class Randomization(models.Model):
     def key(self) -> tuple[str, int, float, dict[str, Any]]:
         return (self.mechanism, self.k, self.epsilon, dict(self.params))
 
-    def build_mechanism(self) -> Mechanism:
+    def build_mechanism(self) -> Mechanism | NumericMechanism:
         """The ldp mechanism of these (immutable) parameters, kept on the instance once built."""
         mechanism = self.__dict__.get("_mechanism")
         if mechanism is None:

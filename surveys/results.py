@@ -19,11 +19,13 @@ from django.core.cache import cache
 from django.utils.translation import gettext_lazy as _
 
 import ldp
-from ldp.advisor import expected_half_width
+from ldp.advisor import Z_95, expected_half_width
 from ldp.estimates import FrequencyEstimate
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
+from ldp.numeric import MeanEstimate, NumericMechanism
 from surveys import integrity, tallies
+from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey
 
 EstimateKind = Literal["consistent", "unbiased"]
@@ -32,8 +34,11 @@ ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
 #: Below this many reports, or while the expected error exceeds an even share, no estimate is shown.
 MIN_REPORTS = 10
 
+#: A mean is shown once its expected 95 % half-width is at most this share of the question's range.
+MEAN_PRECISION = 0.10
+
 #: Bump when the estimators change, so cached estimates from older code are not served.
-ESTIMATES_VERSION = 2
+ESTIMATES_VERSION = 3
 #: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -45,14 +50,17 @@ class Estimates:
     unbiased: FrequencyEstimate | None
     consistent: FrequencyEstimate | None
     expected_half_width: float | None
-    """Expected 95 % half-width at the current n (evenly spread answers); None before any report."""
+    """Expected 95 % half-width at the current n (evenly spread answers); None before any report.
+
+    For a numeric mechanism: of the mean, in the question's units (worst case over values)."""
+    mean: MeanEstimate | None = None
 
 
 @dataclass(frozen=True)
 class QuestionResult:
     question: Question
     randomization: Randomization
-    mechanism: Mechanism
+    mechanism: Mechanism | NumericMechanism
     n: int
     raw_counts: np.ndarray
     """Per option, the mechanism's raw statistic (see :func:`raw_counts`)."""
@@ -65,6 +73,13 @@ class QuestionResult:
     """Reports of an earlier version of the question's randomization (shown beside the newest)."""
     integrity: integrity.IntegrityCheck | None = None
     """The manipulation check of these reports (:mod:`surveys.integrity`)."""
+    mean: MeanEstimate | None = None
+    """Numeric mechanisms: the unbiased mean with its standard error (shares are then None)."""
+
+    @property
+    def summary(self) -> str:
+        """ "shares" or "mean": how this randomization's reports are summarized (:func:`surveys.kinds.family`)."""
+        return family(self.randomization.mechanism)
 
     @property
     def raw_count_label(self) -> str:
@@ -76,7 +91,17 @@ class QuestionResult:
 
     @property
     def enough(self) -> bool:
-        """Whether the estimate means something: MIN_REPORTS reports, and error below an even share."""
+        """Whether the estimate means something: MIN_REPORTS reports, and error below an even share.
+
+        For a mean: MIN_REPORTS reports, and an expected half-width within MEAN_PRECISION of the range.
+        """
+        if self.summary == "mean":
+            return (
+                self.mean is not None
+                and self.n >= MIN_REPORTS
+                and self.expected_half_width is not None
+                and self.expected_half_width <= self.mean_target
+            )
         return (
             self.unbiased is not None
             and self.n >= MIN_REPORTS
@@ -85,10 +110,22 @@ class QuestionResult:
         )
 
     @property
+    def mean_target(self) -> float:
+        """The largest expected half-width of a mean that the page shows: MEAN_PRECISION of the range."""
+        mechanism = self.mechanism
+        assert isinstance(mechanism, NumericMechanism)
+        return MEAN_PRECISION * (mechanism.hi - mechanism.lo)
+
+    @property
     def reports_needed(self) -> int:
-        """Reports needed for an expected half-width of one even share (1/k); error ~ 1/sqrt(n)."""
-        target = 1 / self.mechanism.k
-        at_one = expected_half_width(self.mechanism, 1)
+        """Reports needed for an expected half-width of one even share (1/k); error ~ 1/sqrt(n).
+
+        For a mean: for an expected half-width of :attr:`mean_target`.
+        """
+        if isinstance(self.mechanism, NumericMechanism):
+            target, at_one = self.mean_target, Z_95 * self.mechanism.expected_standard_error(1)
+        else:
+            target, at_one = 1 / self.mechanism.k, expected_half_width(self.mechanism, 1)
         return int(np.ceil((at_one / target) ** 2))
 
     @property
@@ -117,7 +154,7 @@ RAW_COUNT_LABELS = {
 }
 
 
-def raw_counts(mechanism: Mechanism, counts: np.ndarray) -> np.ndarray:
+def raw_counts(mechanism: Mechanism | NumericMechanism, counts: np.ndarray) -> np.ndarray:
     """The per-option number a reader can relate to the reports (see RAW_COUNT_LABELS).
 
     Unary encodings tally sampled and one-bits: the second half. Hadamard response tallies report
@@ -130,9 +167,12 @@ def raw_counts(mechanism: Mechanism, counts: np.ndarray) -> np.ndarray:
     return counts
 
 
-def compute_estimates(mechanism: Mechanism, tally: ldp.Tally) -> Estimates:
+def compute_estimates(mechanism: Mechanism | NumericMechanism, tally: ldp.Tally) -> Estimates:
     if not tally.n:
         return Estimates(None, None, None)
+    if isinstance(mechanism, NumericMechanism):
+        half_width = Z_95 * mechanism.expected_standard_error(tally.n)
+        return Estimates(None, None, half_width, mean=mechanism.estimate(tally))
     return Estimates(
         unbiased=mechanism.estimate(tally),
         consistent=mechanism.consistent_estimate(tally, "auto"),
@@ -219,6 +259,7 @@ class SurveyState:
             digest=digest,
             earlier=earlier,
             integrity=integrity.check(question.options, mechanism, tally, randomization_digest(randomization) + digest),
+            mean=estimates.mean,
         )
 
     def all_results(self) -> list[QuestionResult]:

@@ -73,3 +73,24 @@ def tally_of_reports(randomization: Randomization) -> ldp.Tally:
         bytes(p) for p in Report.objects.filter(randomization=randomization).values_list("packed", flat=True)
     )
     return mechanism.tally(mechanism.unpack_many(packed))
+
+
+def make_number_question(survey: Survey, lo: float = 0, hi: float = 40, **fields: Any) -> Question:
+    """A number question on [lo, hi] (Piecewise at epsilon 1 unless told), its params as the builder stores them."""
+    from ldp.numeric import make_numeric_mechanism
+
+    mechanism, epsilon = fields.pop("mechanism", "piecewise"), fields.pop("epsilon", 1.0)
+    built = make_numeric_mechanism(mechanism, lo=lo, hi=hi, epsilon=epsilon)
+    values = {
+        "text": "Hours?",
+        "kind": "numeric",
+        "options": [],
+        "epsilon": epsilon,
+        "mechanism": mechanism,
+        "mechanism_params": {"lo": float(lo), "hi": float(hi), **built.params()},
+        "range_low": lo,
+        "range_high": hi,
+        "unit": "hours",
+        **fields,
+    }
+    return actions.do_add_question(survey, values)

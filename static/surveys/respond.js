@@ -6,6 +6,7 @@
  * cookies or storage. After sending, the answers are cleared and a receipt shows the reports.
  */
 
+import { randomizeNumeric } from "../ldp/numeric.js";
 import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
 import { refusalReason } from "./promise.js";
 
@@ -14,6 +15,10 @@ import { refusalReason } from "./promise.js";
  * @type {(message: string) => string}
  */
 const gettext = /** @type {any} */ (globalThis).gettext || ((message) => message);
+/** @type {(format: string, values: Record<string, string>, named: boolean) => string} */
+const interpolate =
+  /** @type {any} */ (globalThis).interpolate ||
+  ((format, values) => format.replace(/%\((\w+)\)s/g, (_, name) => values[name]));
 
 const form = /** @type {HTMLFormElement | null} */ (document.querySelector("[data-respond-form]"));
 if (form) setUp(form);
@@ -51,12 +56,21 @@ function setUp(form) {
     }
     const random = cryptoRandomSource();
     const reports = [];
-    for (const fieldset of fieldsets) {
-      const checked = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("input[type=radio]:checked"));
-      if (!checked) continue;
+    // Every answer is read and checked first: one refused number stops the submission before
+    // anything is randomized.
+    const answers = fieldsets.map((fieldset) => ({ fieldset, answer: readAnswer(fieldset) }));
+    const refusal = answers.find(({ answer }) => answer !== null && "refused" in answer);
+    if (refusal && refusal.answer && "refused" in refusal.answer) {
+      showError(errorBox, refusal.answer.refused);
+      return;
+    }
+    for (const { fieldset, answer } of answers) {
       const entry = specs.get(Number(fieldset.dataset.questionId));
-      if (!entry) continue;
-      const report = randomize(entry.spec, Number(checked.dataset.optionIndex), random);
+      if (!entry || answer === null || "refused" in answer) continue;
+      const report =
+        fieldset.dataset.takes === "value"
+          ? randomizeNumeric(entry.spec, answer.value, random)
+          : randomize(entry.spec, answer.index, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
@@ -94,6 +108,35 @@ function invitationToken() {
 }
 
 /**
+ * The question's answer, read from its widget: null when skipped; a refusal message when a number
+ * lies outside the question's range (or is not whole where whole numbers are asked for).
+ * @param {HTMLElement} fieldset
+ * @returns {null | {refused: string} | {index: number, value: number}}
+ */
+function readAnswer(fieldset) {
+  const input = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-number-input]"));
+  if (input) {
+    if (input.value.trim() === "" && !input.validity.badInput) return null;
+    const value = input.valueAsNumber;
+    const lo = Number(input.dataset.lo);
+    const hi = Number(input.dataset.hi);
+    const whole = input.dataset.whole === "true";
+    if (!Number.isFinite(value) || value < lo || value > hi || (whole && !Number.isInteger(value))) {
+      const legend = fieldset.querySelector("legend");
+      const format = whole
+        ? gettext("%(question)s: enter a whole number from %(range)s.")
+        : gettext("%(question)s: enter a number from %(range)s.");
+      const values = { question: legend ? legend.textContent || "" : "", range: input.dataset.rangeText || "" };
+      return { refused: interpolate(format, values, true) };
+    }
+    return { index: -1, value };
+  }
+  const checked = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("input[type=radio]:checked"));
+  if (!checked) return null;
+  return { index: Number(checked.dataset.optionIndex), value: Number(checked.dataset.value ?? checked.dataset.optionIndex) };
+}
+
+/**
  * Radios without a name do not exclude each other: do it here, with arrow-key movement.
  * @param {HTMLElement} fieldset
  */
@@ -114,7 +157,12 @@ function groupRadios(fieldset) {
     });
   });
   const clear = fieldset.querySelector("[data-clear]");
-  if (clear) clear.addEventListener("click", () => radios.forEach((radio) => (radio.checked = false)));
+  const number = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-number-input]"));
+  if (clear)
+    clear.addEventListener("click", () => {
+      radios.forEach((radio) => (radio.checked = false));
+      if (number) number.value = "";
+    });
 }
 
 /**
@@ -134,6 +182,9 @@ function showError(box, message) {
 function showReceipt(form, sent, receipt) {
   form.querySelectorAll("input[type=radio]").forEach((radio) => {
     /** @type {HTMLInputElement} */ (radio).checked = false;
+  });
+  form.querySelectorAll("[data-number-input]").forEach((input) => {
+    /** @type {HTMLInputElement} */ (input).value = "";
   });
   form.remove();
   const section = /** @type {HTMLElement} */ (document.querySelector("[data-receipt]"));

@@ -75,3 +75,18 @@ def pvalue(value: float | None) -> str:
     if value < 1e-4:
         return "p < " + number_format(0.0001, decimal_pos=4)
     return "p = " + number_format(float(f"{value:.2g}"), decimal_pos=max(2, 1 - math.floor(math.log10(value))))
+
+
+@register.filter
+def number(value: float | None) -> str:
+    """A value in the question's units, at most 4 significant digits past the integer part: 2.50 -> "2.5"."""
+    if value is None:
+        return ""
+    value = float(value)
+    digits = 0 if value == int(value) else max(0, 3 - len(str(int(abs(value)))))
+    rounded = round(value, max(digits, 1) if digits else 0)
+    text = number_format(rounded, decimal_pos=digits, force_grouping=True)
+    if digits:
+        separator = get_format("DECIMAL_SEPARATOR")
+        text = text.rstrip("0").rstrip(separator)
+    return text

@@ -21,10 +21,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from ldp.advisor import recommend
+from ldp.numeric import NumericMechanism
+from ldp.numeric.advisor import recommend_mean
 from surveys import actions
 from surveys.access import get_question_for_owner, get_survey_for_owner
-from surveys.costs import QuestionCost
-from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm
+from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm, question_cost
 from surveys.models import Question, Survey
 from surveys.qr import qr_svg
 
@@ -36,7 +37,7 @@ class Card:
     """One question as the builder shows it."""
 
     question: Question
-    cost: QuestionCost
+    cost: Any
     report_count: int
 
     @property
@@ -47,7 +48,7 @@ class Card:
 def make_card(question: Question) -> Card:
     return Card(
         question=question,
-        cost=QuestionCost(question.build_mechanism(), question.survey.expected_respondents),
+        cost=question_cost(question),
         report_count=question.reports.count(),
     )
 
@@ -294,8 +295,7 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
         question = get_question_for_owner(request.user, survey_id, int(request.GET["question"]))
     form = QuestionForm(request.GET, survey=survey, question=question)
     form.is_valid()
-    built = form.cleaned_data.get("built") if hasattr(form, "cleaned_data") else None
-    cost = QuestionCost(built, survey.expected_respondents) if built is not None else None
+    cost = form.cleaned_data.get("cost") if hasattr(form, "cleaned_data") else None
     return render(request, f"{BUILDER}#cost", {"survey": survey, "cost": cost, "cost_form": form})
 
 
@@ -304,9 +304,14 @@ def recommended_form(data: QueryDict, survey: Survey, question: Question | None)
     probe = QuestionForm(data, survey=survey, question=question)
     if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
         return probe
-    k, epsilon = len(probe.cleaned_data["options"]), probe.cleaned_data["built"].epsilon
-    best = recommend(k, epsilon, survey.expected_respondents).best
+    built = probe.cleaned_data["built"]
     updated = data.copy()
+    if isinstance(built, NumericMechanism):
+        updated["mechanism"] = recommend_mean(
+            built.lo, built.hi, built.epsilon, survey.expected_respondents
+        ).best.mechanism
+        return QuestionForm(updated, survey=survey, question=question)
+    best = recommend(len(probe.cleaned_data["options"]), built.epsilon, survey.expected_respondents).best
     updated["mechanism"] = best.mechanism
     for name, value in best.params.items():
         updated[name] = str(value)

@@ -22,7 +22,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys import actions
 from surveys.access import get_survey_by_share_slug
-from surveys.costs import QuestionCost
+from surveys.costs import cost_of
+from surveys.kinds import family
 from surveys.models import Question, Survey
 from surveys.submissions import (
     SubmissionError,
@@ -46,7 +47,16 @@ class AnswerItem:
     question: Question
     version: int
     spec: dict[str, Any]
-    privacy: QuestionCost
+    privacy: Any
+    """The privacy figures the page shows (:func:`surveys.costs.cost_of`)."""
+
+    @property
+    def takes(self) -> str:
+        """What the browser randomizes: the answer's "value" (numeric mechanisms) or option "index".
+
+        Carried by the question's fieldset (``data-takes``), not the spec entries, whose digest the
+        transparency page publishes."""
+        return "value" if family(self.spec["mechanism"]) == "mean" else "index"
 
 
 def has_responded(request: HttpRequest, survey: Survey) -> bool:
@@ -72,7 +82,7 @@ def answer_items(survey: Survey) -> list[AnswerItem]:
                 question=question,
                 version=randomization.version,
                 spec=mechanism.client_spec(),
-                privacy=QuestionCost(mechanism, survey.expected_respondents),
+                privacy=cost_of(mechanism, survey.expected_respondents),
             )
         )
     return items

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
@@ -24,8 +25,10 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
+from ldp.advisor import Z_95
 from surveys import charts, integrity, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
+from surveys.kinds import point_weights
 from surveys.models import Question, Report, Survey
 from surveys.replica import reads_results
 from surveys.results import CACHE_SECONDS, ESTIMATE_KINDS, QuestionResult, SurveyState, randomization_digest
@@ -60,9 +63,16 @@ def result_view(result: QuestionResult, kind: str) -> dict[str, Any]:
     anchor = f"result-{result.question.pk}" + (f"-v{result.randomization.version}" if result.earlier else "")
     view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": ""}
     view["anchor"] = anchor
+    view["template"] = f"surveys/kinds/{result.summary}_result.html"
+    if result.n and result.enough:
+        SUMMARY_CARDS[result.summary](result, kind, view)
+    return view
+
+
+def shares_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    """Each option's share with its band; for a rating scale also its mean (and NPS on 0-10)."""
     estimate = result.estimate(kind)  # type: ignore[arg-type]
-    if estimate is None or not result.enough:
-        return view
+    assert estimate is not None and result.unbiased is not None
     low, high = estimate.confidence_interval(0.95)
     view["chart"] = estimate_chart(result, kind)
     view["rows"] = [
@@ -76,7 +86,39 @@ def result_view(result: QuestionResult, kind: str) -> dict[str, Any]:
         }
         for i, label in enumerate(result.question.options)
     ]
-    return view
+    view["summaries"] = linear_summaries(result)
+
+
+def linear_summaries(result: QuestionResult) -> dict[str, dict[str, float]]:
+    """A rating's mean and NPS from its unbiased shares p: c . p, standard error sqrt(c' Cov c), 95 % band."""
+    unbiased = result.unbiased
+    if unbiased is None:
+        return {}
+    out = {}
+    for name, weights in point_weights(result.question).items():
+        c = np.asarray(weights)
+        value = float(c @ unbiased.proportions)
+        error = float(np.sqrt(max(c @ unbiased.covariance @ c, 0.0)))
+        out[name] = {"value": value, "standard_error": error, "low": value - Z_95 * error, "high": value + Z_95 * error}
+    return out
+
+
+def mean_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    """The unbiased mean with its standard error and 95 % interval, drawn on the question's range."""
+    assert result.mean is not None
+    low, high = result.mean.confidence_interval(0.95)
+    view["mean"] = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
+    mechanism = result.mechanism
+    key = f"murmur:mean-chart:{randomization_digest(result.randomization)}:{result.digest}:{get_language()}"
+    svg = cache.get(key)
+    if svg is None:
+        svg = charts.mean_interval(mechanism.lo, mechanism.hi, result.mean.mean, low, high)  # type: ignore[union-attr]
+        cache.set(key, svg, CACHE_SECONDS)
+    view["chart"] = svg
+
+
+#: How each summary ("shares" or "mean", :func:`surveys.kinds.family`) fills its result card.
+SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card}
 
 
 def over_time(survey: Survey) -> tuple[int, str, str]:
@@ -220,6 +262,7 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
 ESTIMATE_COLUMNS = [
     "question_id",
     "question",
+    "kind",
     "version",
     "mechanism",
     "k",
@@ -243,6 +286,7 @@ ESTIMATE_COLUMNS = [
     "unbiased_band",
     "consistent_band",
     *integrity.EXPORT_FIELDS,
+    "statistic",
 ]
 
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
@@ -253,46 +297,86 @@ BAND_KINDS = {
 
 
 def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
-    """One row per question version and option with reports: the numbers the page shows, and more.
+    """One row per question version and option (or summary) with reports: the page's numbers, and more.
 
     ``enough`` is the page's own verdict (:attr:`QuestionResult.enough`): where it is false the page
-    withholds the estimate as noise, and the export says so beside the numbers.
+    withholds the estimate as noise, and the export says so beside the numbers. ``statistic`` says
+    what a row estimates: an option's ``share``, a ``mean`` (numeric mechanisms, and ratings' shares
+    summarized), or a rating's ``nps``.
     """
     for result in SurveyState.read(survey).all_results():
-        r = result.randomization
-        unbiased, consistent = result.unbiased, result.consistent
-        if unbiased is None or consistent is None:
-            continue
-        u_low, u_high = unbiased.confidence_interval(0.95)
-        c_low, c_high = consistent.confidence_interval(0.95)
-        for i, label in enumerate(result.question.options):
-            yield {
-                "question_id": result.question.pk,
-                "question": result.question.text,
-                "version": r.version,
-                "mechanism": r.mechanism,
-                "k": r.k,
-                "epsilon": r.epsilon,
-                "params": r.params,
-                "n": result.n,
-                "option_index": i,
-                "option": label,
-                "raw_count": int(result.raw_counts[i]),
-                "unbiased": float(unbiased.proportions[i]),
-                "standard_error": float(unbiased.standard_errors[i]),
-                "unbiased_low": float(u_low[i]),
-                "unbiased_high": float(u_high[i]),
-                "consistent": float(consistent.proportions[i]),
-                "consistent_low": float(c_low[i]),
-                "consistent_high": float(c_high[i]),
-                "consistent_method": consistent.method,
-                "enough": result.enough,
-                "expected_half_width": result.expected_half_width,
-                "reports_needed": result.reports_needed,
-                "unbiased_band": BAND_KINDS["unbiased"],
-                "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
-                **integrity.export_fields(result.integrity, i),
-            }
+        if result.n:
+            yield from SUMMARY_ROWS[result.summary](result)
+
+
+def _common(result: QuestionResult) -> dict[str, Any]:
+    r = result.randomization
+    return {
+        "question_id": result.question.pk,
+        "question": result.question.text,
+        "kind": result.question.kind,
+        "version": r.version,
+        "mechanism": r.mechanism,
+        "k": r.k,
+        "epsilon": r.epsilon,
+        "params": r.params,
+        "n": result.n,
+        "enough": result.enough,
+        "expected_half_width": result.expected_half_width,
+        "reports_needed": result.reports_needed,
+    }
+
+
+def share_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    unbiased, consistent = result.unbiased, result.consistent
+    if unbiased is None or consistent is None:
+        return
+    u_low, u_high = unbiased.confidence_interval(0.95)
+    c_low, c_high = consistent.confidence_interval(0.95)
+    for i, label in enumerate(result.question.options):
+        yield {
+            **_common(result),
+            "statistic": "share",
+            "option_index": i,
+            "option": label,
+            "raw_count": int(result.raw_counts[i]),
+            "unbiased": float(unbiased.proportions[i]),
+            "standard_error": float(unbiased.standard_errors[i]),
+            "unbiased_low": float(u_low[i]),
+            "unbiased_high": float(u_high[i]),
+            "consistent": float(consistent.proportions[i]),
+            "consistent_low": float(c_low[i]),
+            "consistent_high": float(c_high[i]),
+            "consistent_method": consistent.method,
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
+            **integrity.export_fields(result.integrity, i),
+        }
+    for statistic, value in linear_summaries(result).items():
+        yield {**_common(result), **_summary_columns(statistic, value)}
+
+
+def mean_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    assert result.mean is not None
+    low, high = result.mean.confidence_interval(0.95)
+    value = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
+    yield {**_common(result), **_summary_columns("mean", value)}
+
+
+def _summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
+    """A mean's or NPS's row: the unbiased columns hold it; option and consistent columns stay empty."""
+    return {
+        "statistic": statistic,
+        "unbiased": value["value"],
+        "standard_error": value["standard_error"],
+        "unbiased_low": value["low"],
+        "unbiased_high": value["high"],
+        "unbiased_band": BAND_KINDS["unbiased"],
+    }
+
+
+#: How each summary ("shares" or "mean") becomes rows of the estimates export.
+SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows}
 
 
 @login_required
@@ -321,6 +405,8 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
                 {
                     "question_id": question.pk,
                     "question": question.text,
+                    "kind": question.kind,
+                    "unit": question.unit,
                     "options": question.options,
                     "version": r.version,
                     "mechanism": r.mechanism,

@@ -1,0 +1,207 @@
+"""Question kinds: the one place that says how single choice, yes/no, number and rating differ.
+
+Every kind answers the same few questions (as every Django model field answers ``formfield()``
+and ``get_prep_value()``): which mechanisms it may use, how the builder's fields become its
+options and range, which widget the answer page shows, and how its reports are summarized.
+Everything else (submit, storage, tallies, raw exports) is the same for every kind, because every
+``ldp`` mechanism has the same report interface: ``parse_report`` validates one report strictly,
+``tally`` turns reports into integer counts per report cell, and those counts are the sufficient
+statistics kept in the sharded tally cells (:mod:`surveys.tallies`). For a numeric mechanism the
+cells count each report index on its output grid; mean and variance are ``counts @ decode`` and
+``counts @ decode**2`` (:meth:`ldp.numeric.base.NumericMechanism.estimate`), so a numeric
+submission costs the same constant upsert as a choice.
+
+A randomization's *summary* follows its mechanism's family: categorical mechanisms give shares
+(:data:`SHARES`), numeric ones a mean (:data:`MEAN`). A rating question may use either: the
+organizer picks which (``Question.rating_estimate``), :func:`recommend_rating_estimate` advises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from ldp.numeric import NUMERIC_MECHANISMS
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question
+
+CATEGORICAL_MECHANISMS = ("krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip")
+NUMERIC = tuple(NUMERIC_MECHANISMS)
+
+#: A number question's range: finite, at most this far from zero (the browser's input must hold it).
+RANGE_LIMIT = 1e9
+
+
+class KindError(ValueError):
+    """A builder field that does not fit the kind: ``field`` names it, the message says why."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def family(mechanism: str) -> str:
+    """ "mean" for the numeric mechanisms, "shares" for the categorical ones."""
+    return "mean" if mechanism in NUMERIC_MECHANISMS else "shares"
+
+
+@dataclass(frozen=True)
+class QuestionKind:
+    """What a kind of question is: its mechanisms, its options or range, its answer widget."""
+
+    name: str
+    answer_template: str
+    """The answer page's widget (a partial under templates/surveys/kinds/)."""
+    builder_template: str
+    """What the builder's question card shows of its options or range."""
+    families: tuple[str, ...] = ("shares",)
+
+    def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
+        """The mechanisms a question of this kind may use (for one estimate family, if given)."""
+        wanted = (estimate,) if estimate else self.families
+        return tuple(m for m in (*CATEGORICAL_MECHANISMS, *NUMERIC) if family(m) in wanted)
+
+    def estimate_family(self, data: dict[str, Any]) -> str:
+        """Which family the builder's data asks for ("shares" unless the kind says otherwise)."""
+        return self.families[0]
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        """The answer labels from the builder's data; raise KindError."""
+        return clean_option_lines(data.get("options_text") or [])
+
+    def value_range(self, data: dict[str, Any]) -> tuple[float, float] | None:
+        """The range [lo, hi] of a numeric report, or None for a categorical question."""
+        return None
+
+
+def clean_option_lines(options: list[str]) -> list[str]:
+    if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+        raise KindError(
+            "options_text",
+            _("Give between %(low)s and %(high)s options; you gave %(count)s.")
+            % {"low": MIN_OPTIONS, "high": MAX_OPTIONS, "count": len(options)},
+        )
+    seen: set[str] = set()
+    for option in options:
+        if option.casefold() in seen:
+            raise KindError("options_text", _("The option “%(option)s” appears twice.") % {"option": option})
+        seen.add(option.casefold())
+        if len(option) > 200:
+            raise KindError("options_text", _("Options are at most 200 characters long."))
+    return options
+
+
+class YesNoKind(QuestionKind):
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        if question is not None and question.kind == Question.Kind.YES_NO and len(question.options) == 2:
+            return list(question.options)  # keep their wording (and language) once set
+        return [str(_("Yes")), str(_("No"))]
+
+
+class NumberKind(QuestionKind):
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        return []
+
+    def estimate_family(self, data: dict[str, Any]) -> str:
+        return "mean"
+
+    def value_range(self, data: dict[str, Any]) -> tuple[float, float]:
+        lo, hi = data.get("range_low"), data.get("range_high")
+        if lo is None or hi is None:
+            raise KindError(
+                "range_low", _("A number question needs its lowest and highest value: they bound the noise.")
+            )
+        if not (abs(lo) <= RANGE_LIMIT and abs(hi) <= RANGE_LIMIT):
+            raise KindError("range_low", _("Keep the range within ± 1,000,000,000."))
+        if not lo < hi:
+            raise KindError("range_high", _("The highest value must be above the lowest."))
+        return float(lo), float(hi)
+
+
+class RatingKind(QuestionKind):
+    def estimate_family(self, data: dict[str, Any]) -> str:
+        return "mean" if data.get("rating_estimate") == Question.RatingEstimate.MEAN else "shares"
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        low, high = scale_points(data.get("scale") or "")
+        return [str(point) for point in range(low, high + 1)]
+
+    def value_range(self, data: dict[str, Any]) -> tuple[float, float] | None:
+        if self.estimate_family(data) != "mean":
+            return None
+        low, high = scale_points(data.get("scale") or "")
+        return float(low), float(high)
+
+
+def scale_points(scale: str) -> tuple[int, int]:
+    """A rating scale's lowest and highest point: "1-5" -> (1, 5)."""
+    if scale not in Question.Scale.values:
+        raise KindError("scale", _("Choose a rating scale."))
+    low, high = scale.split("-")
+    return int(low), int(high)
+
+
+def _templates(name: str) -> tuple[str, str]:
+    return f"surveys/kinds/{name}_answer.html", f"surveys/kinds/{name}_builder.html"
+
+
+KINDS: dict[str, QuestionKind] = {
+    Question.Kind.SINGLE_CHOICE: QuestionKind("single", *_templates("choice")),
+    Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice")),
+    Question.Kind.NUMERIC: NumberKind("numeric", *_templates("number"), families=("mean",)),
+    Question.Kind.RATING: RatingKind("rating", *_templates("rating"), families=("shares", "mean")),
+}
+
+
+def kind_of(name: str) -> QuestionKind:
+    return KINDS[name]
+
+
+#: NPS: promoters (9-10) minus detractors (0-6), as shares of respondents.
+NPS_SCALE = "0-10"
+
+
+def point_weights(question: Question) -> dict[str, list[float]]:
+    """Linear summaries of a rating question's shares: its mean, and NPS on the 0-10 scale.
+
+    Each is c . p for the shares p, so its variance is c' Cov(p) c (the shares' analytic covariance).
+    """
+    if question.kind != Question.Kind.RATING or not question.scale:
+        return {}
+    low, high = scale_points(question.scale)
+    points = list(range(low, high + 1))
+    weights = {"mean": [float(v) for v in points]}
+    if question.scale == NPS_SCALE:
+        weights["nps"] = [1.0 if v >= 9 else -1.0 if v <= 6 else 0.0 for v in points]
+    return weights
+
+
+RATING_ADVICE = {
+    "shares": gettext_lazy(
+        "Recommended: the share of each point. On the 0–10 scale the Net Promoter Score needs the shares of "
+        "promoters and detractors, and the mean is derived from the shares too."
+    ),
+    "mean": gettext_lazy(
+        "Recommended: the mean. At this ε and number of respondents the share of each point would be "
+        "uncertain by more than 10 percentage points, while one number, the mean, is estimated far more precisely."
+    ),
+    "shares-precise": gettext_lazy(
+        "Recommended: the share of each point. At this ε and number of respondents each share is known to "
+        "within 10 percentage points, and the mean is derived from the shares too."
+    ),
+}
+
+#: Above this expected half-width of each point's share, a rating is better summarized by its mean.
+SHARES_PRECISE_ENOUGH = 0.10
+
+
+def recommend_rating_estimate(scale: str, shares_half_width: float) -> tuple[str, str]:
+    """(estimate, reason key of :data:`RATING_ADVICE`) for a rating scale and its shares' expected error."""
+    if scale == NPS_SCALE:
+        return "shares", "shares"
+    if shares_half_width > SHARES_PRECISE_ENOUGH:
+        return "mean", "mean"
+    return "shares", "shares-precise"
