@@ -1,7 +1,8 @@
 """The demo organizer and surveys that `make run` loads, so there is something to look at.
 
 Two surveys with the same shape, one written in English and one in Korean, each with simulated
-respondents whose reports were randomized exactly as their browsers would have randomized them.
+respondents whose reports were randomized exactly as their browsers would have randomized them:
+three choice questions, a number question (hours, Hybrid) and a 0-10 rating (NPS, k-RR).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from ldp.numeric import make_numeric_mechanism
 from surveys import actions
 from surveys.models import Report, Survey
 from surveys.writes import add_to_tally, record_submissions
@@ -29,58 +31,105 @@ class DemoSurvey:
     title: str
     description: str
     questions: list[dict[str, Any]]
-    #: Per question, the share of each option among the simulated respondents' (hidden) true answers.
-    true_shares: list[list[float]]
+    #: Per question, the share of each option among the simulated respondents' (hidden) true answers;
+    #: for a number question, the (mean, standard deviation) of their values (clipped to the range).
+    true_shares: list[Any]
     seed: int
 
 
-def _questions(texts: list[str], options: list[list[str]]) -> list[dict[str, Any]]:
-    """The demo's three questions (5-option k-RR, yes/no k-RR, 5-option 5BitFlip) in one language."""
+def _questions(texts: list[str], options: list[list[str]], unit: str, labels: tuple[str, str]) -> list[dict[str, Any]]:
+    """The demo's five questions in one language: 5-option k-RR, yes/no k-RR, 5-option 5BitFlip,
+    hours per week on [0, 80] (Hybrid) and a 0-10 rating estimated as shares (k-RR, epsilon 2: eleven
+    points need it for 600 respondents)."""
+    hours = make_numeric_mechanism("hybrid", lo=0, hi=80, epsilon=1.0)
     shapes = [
         {"kind": "single", "epsilon": 1.0, "mechanism": "krr", "mechanism_params": {}},
         {"kind": "yes_no", "epsilon": 0.5, "mechanism": "krr", "mechanism_params": {}},
         {"kind": "single", "epsilon": 2.0, "mechanism": "dbitflip", "mechanism_params": {"d": 5}},
+        {
+            "kind": "numeric",
+            "epsilon": 1.0,
+            "mechanism": "hybrid",
+            "mechanism_params": {"lo": 0.0, "hi": 80.0, **hours.params()},
+            "range_low": 0,
+            "range_high": 80,
+            "unit": unit,
+        },
+        {
+            "kind": "rating",
+            "epsilon": 2.0,
+            "mechanism": "krr",
+            "mechanism_params": {},
+            "scale": "0-10",
+            "low_label": labels[0],
+            "high_label": labels[1],
+        },
     ]
+    options = [*options, [], [str(point) for point in range(11)]]
     return [
-        {"text": text, "options": labels, **shape} for text, labels, shape in zip(texts, options, shapes, strict=True)
+        {"text": text, "options": choices, **shape} for text, choices, shape in zip(texts, options, shapes, strict=True)
     ]
+
+
+#: Shares of the points 0..10 of the demo's rating among the simulated respondents.
+RATING_SHARES = [0.02, 0.02, 0.03, 0.04, 0.05, 0.09, 0.1, 0.17, 0.2, 0.16, 0.12]
 
 
 ENGLISH = DemoSurvey(
     title="Workplace pulse (demo)",
-    description="A three-question pulse survey. Every answer is randomized in your browser.",
+    description="A five-question pulse survey. Every answer is randomized in your browser.",
     questions=_questions(
         [
             "How satisfied are you with your team?",
             "Have you considered leaving in the last month?",
             "Which change would help you most?",
+            "How many hours did you work last week?",
+            "How likely are you to recommend this team to a friend?",
         ],
         [
             ["Very dissatisfied", "Dissatisfied", "Neutral", "Satisfied", "Very satisfied"],
             ["Yes", "No"],
             ["Fewer meetings", "Clearer goals", "Better tools", "More flexibility", "Higher pay"],
         ],
+        unit="hours",
+        labels=("Not at all likely", "Extremely likely"),
     ),
-    true_shares=[[0.05, 0.15, 0.25, 0.40, 0.15], [0.3, 0.7], [0.35, 0.25, 0.1, 0.2, 0.1]],
+    true_shares=[
+        [0.05, 0.15, 0.25, 0.40, 0.15],
+        [0.3, 0.7],
+        [0.35, 0.25, 0.1, 0.2, 0.1],
+        (42.0, 8.0),
+        RATING_SHARES,
+    ],
     seed=2026,
 )
 
 KOREAN = DemoSurvey(
     title="우리 팀 분위기 조사 (데모)",
-    description="세 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
+    description="다섯 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
     questions=_questions(
         [
             "지금 팀에 얼마나 만족하시나요?",
             "최근 한 달 사이에 이직을 고민한 적이 있나요?",
             "어떤 변화가 가장 도움이 될까요?",
+            "지난주에 몇 시간 일하셨나요?",
+            "이 팀을 친구에게 추천할 가능성은 얼마나 되나요?",
         ],
         [
             ["매우 불만족", "불만족", "보통", "만족", "매우 만족"],
             ["예", "아니요"],
             ["회의 줄이기", "더 명확한 목표", "더 나은 업무 도구", "유연한 근무", "연봉 인상"],
         ],
+        unit="시간",
+        labels=("전혀 추천하지 않음", "매우 추천함"),
     ),
-    true_shares=[[0.04, 0.12, 0.34, 0.38, 0.12], [0.4, 0.6], [0.4, 0.15, 0.1, 0.25, 0.1]],
+    true_shares=[
+        [0.04, 0.12, 0.34, 0.38, 0.12],
+        [0.4, 0.6],
+        [0.4, 0.15, 0.1, 0.25, 0.1],
+        (45.0, 9.0),
+        RATING_SHARES,
+    ],
     seed=2027,
 )
 
@@ -107,7 +156,7 @@ def load_demo() -> list[tuple[Survey, bool]]:
             title=demo.title,
             description=demo.description,
             expected_respondents=500,
-            epsilon_cap=5.0,
+            epsilon_cap=8.0,
         )
         for question in demo.questions:
             actions.do_add_question(survey, question)
@@ -124,7 +173,11 @@ def simulate_responses(survey: Survey, true_shares: list[list[float]], responden
     submissions = record_submissions(survey, [None] * respondents)
     for question, shares in zip(survey.questions.all(), true_shares, strict=True):
         randomization = actions.sync_randomization(question)
-        truth = rng.choice(len(shares), size=respondents, p=shares)
+        if question.kind == "numeric":  # (mean, standard deviation) of whole numbers in the range
+            mean, sd = shares
+            truth = np.clip(np.rint(rng.normal(mean, sd, respondents)), question.range_low, question.range_high)
+        else:
+            truth = rng.choice(len(shares), size=respondents, p=shares)
         packed = [row.tobytes() for row in randomization.build_mechanism().randomize(truth, rng=rng)]
         Report.objects.bulk_create(
             Report(submission=submission, question=question, randomization=randomization, packed=report)

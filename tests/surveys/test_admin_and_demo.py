@@ -35,7 +35,8 @@ def test_demo_loads_once(db, capsys):
     call_command("load_demo")
     survey = Survey.objects.get(title=DEMO_TITLE)
     assert survey.status == "open"
-    assert survey.questions.count() == 3
+    assert survey.questions.count() == 5
+    assert [q.kind for q in survey.questions.all()][-2:] == ["numeric", "rating"]
     assert "Found demo survey" in capsys.readouterr().out
 
 
