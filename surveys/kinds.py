@@ -21,9 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from ldp.advisor import Z_95
+from ldp.estimates import FrequencyEstimate
 from ldp.numeric import NUMERIC_MECHANISMS
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question
 
@@ -177,6 +180,17 @@ def point_weights(question: Question) -> dict[str, list[float]]:
     if question.scale == NPS_SCALE:
         weights["nps"] = [1.0 if v >= 9 else -1.0 if v <= 6 else 0.0 for v in points]
     return weights
+
+
+def linear_summary(weights: list[float], estimate: FrequencyEstimate) -> dict[str, float]:
+    """c . p for unbiased shares p, its standard error sqrt(c' Cov(p) c), and its 95 % interval.
+
+    Unbiased because p is; the covariance is the mechanism's analytic one (at a plug-in distribution).
+    """
+    c = np.asarray(weights, dtype=float)
+    value = float(c @ estimate.proportions)
+    error = float(np.sqrt(max(float(c @ estimate.covariance @ c), 0.0)))
+    return {"value": value, "standard_error": error, "low": value - Z_95 * error, "high": value + Z_95 * error}
 
 
 RATING_ADVICE = {

@@ -14,7 +14,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
@@ -25,10 +24,9 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from ldp.advisor import Z_95
 from surveys import charts, integrity, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
-from surveys.kinds import point_weights
+from surveys.kinds import linear_summary, point_weights
 from surveys.models import Question, Report, Survey
 from surveys.replica import reads_results
 from surveys.results import CACHE_SECONDS, ESTIMATE_KINDS, QuestionResult, SurveyState, randomization_digest
@@ -90,17 +88,10 @@ def shares_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None
 
 
 def linear_summaries(result: QuestionResult) -> dict[str, dict[str, float]]:
-    """A rating's mean and NPS from its unbiased shares p: c . p, standard error sqrt(c' Cov c), 95 % band."""
-    unbiased = result.unbiased
-    if unbiased is None:
+    """A rating's mean and NPS from its unbiased shares (:func:`surveys.kinds.linear_summary`)."""
+    if result.unbiased is None:
         return {}
-    out = {}
-    for name, weights in point_weights(result.question).items():
-        c = np.asarray(weights)
-        value = float(c @ unbiased.proportions)
-        error = float(np.sqrt(max(c @ unbiased.covariance @ c, 0.0)))
-        out[name] = {"value": value, "standard_error": error, "low": value - Z_95 * error, "high": value + Z_95 * error}
-    return out
+    return {name: linear_summary(c, result.unbiased) for name, c in point_weights(result.question).items()}
 
 
 def mean_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
