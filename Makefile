@@ -68,6 +68,7 @@ i18n-check: install  ## fails if makemessages would change a catalog, a ko messa
 
 bench: install  ## benchmarks; results are written down in docs/benchmarks.md
 	$(PY) -m bench.mechanisms
+	$(PY) -m bench.numeric
 
 bench-submit: install  ## Murmur's submit endpoint vs a bare baseline view (wrk, gunicorn, PostgreSQL on 127.0.0.1)
 	$(PY) -m bench.submit
