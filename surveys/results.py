@@ -23,7 +23,7 @@ from ldp.advisor import Z_95, expected_half_width
 from ldp.estimates import FrequencyEstimate
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
-from ldp.numeric import MeanEstimate, NumericMechanism
+from ldp.numeric import MeanEstimate, NumericMechanism, modips
 from surveys import integrity, tallies
 from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey
@@ -188,6 +188,50 @@ def cached_estimates(randomization: Randomization, tally: ldp.Tally, digest: str
         estimates = compute_estimates(randomization.build_mechanism(), tally)
         cache.set(key, estimates, CACHE_SECONDS)
     return estimates
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """Modips synthetic records for a numeric tally (:mod:`ldp.numeric.modips`), as many as reports."""
+
+    statistics: modips.SanitizedStatistics
+    posterior_mean: float
+    posterior_variance: float
+    """Posterior means of mu and of 1 / lambda after burn-in (formula 6.9)."""
+    records: np.ndarray
+    interval: tuple[float, float]
+    """The synthetic records' 95 % interval of the mean (formula 6.10)."""
+    overlap: float
+    """Formula 6.11 between the privatized estimate's interval and :attr:`interval`."""
+
+
+def synthetic(result: QuestionResult) -> Synthetic | None:
+    """Modips records for a numeric result with enough reports, once per tally (else None).
+
+    Seeded by the tally's digest, so the page and every download of one tally show the same records.
+    """
+    mechanism = result.mechanism
+    if not (isinstance(mechanism, NumericMechanism) and mechanism.output_size > 2 and result.enough):
+        return None
+    key = f"murmur:synthetic:{ESTIMATES_VERSION}:{randomization_digest(result.randomization)}:{result.digest}"
+    made = cache.get(key)
+    if made is None:
+        tally = tallies.read_tallies([result.randomization])[result.randomization.pk]
+        rng = np.random.default_rng(int(result.digest or "0", 16))
+        statistics = modips.sanitized_statistics(mechanism, tally)
+        posterior = modips.gibbs_normal_gamma(statistics, rng=rng)
+        records = modips.synthesize(posterior, statistics.n, rng=rng)
+        interval = modips.t_interval(records)
+        made = Synthetic(
+            statistics,
+            float(posterior.mu.mean()),
+            float((1 / posterior.precision).mean()),
+            records,
+            interval,
+            modips.interval_overlap(statistics.mean_interval, interval),
+        )
+        cache.set(key, made, CACHE_SECONDS)
+    return made
 
 
 def randomization_digest(randomization: Randomization) -> str:

@@ -47,6 +47,11 @@ urlpatterns = [
         name="export_estimates",
     ),
     path("surveys/<int:survey_id>/export/reports.<format:fmt>", results.export_reports, name="export_reports"),
+    path(
+        "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
+        results.export_synthetic,
+        name="export_synthetic",
+    ),
     path("r/<str:slug>/", results.public_results, name="public_results"),
     path("s/<str:slug>/", respond.respond, name="respond"),
     path("s/<str:slug>/submit/", respond.submit, name="submit"),

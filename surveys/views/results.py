@@ -29,7 +29,14 @@ from surveys.access import get_survey_by_share_slug, get_survey_for_results
 from surveys.kinds import linear_summary, point_weights
 from surveys.models import Question, Report, Survey
 from surveys.replica import reads_results
-from surveys.results import CACHE_SECONDS, ESTIMATE_KINDS, QuestionResult, SurveyState, randomization_digest
+from surveys.results import (
+    CACHE_SECONDS,
+    ESTIMATE_KINDS,
+    QuestionResult,
+    SurveyState,
+    randomization_digest,
+    synthetic,
+)
 
 DASHBOARD = "surveys/results.html"
 #: Part of every results page's ETag: bump when the pages' templates change what they show.
@@ -106,6 +113,7 @@ def mean_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
         svg = charts.mean_interval(mechanism.lo, mechanism.hi, result.mean.mean, low, high)  # type: ignore[union-attr]
         cache.set(key, svg, CACHE_SECONDS)
     view["chart"] = svg
+    view["synthetic"] = synthetic(result)
 
 
 #: How each summary ("shares" or "mean", :func:`surveys.kinds.family`) fills its result card.
@@ -485,3 +493,28 @@ def _csv_report_stream(survey: Survey) -> Iterator[str]:
             buffer.seek(0)
             buffer.truncate()
     yield buffer.getvalue()
+
+
+@login_required
+@require_GET
+@reads_results
+def export_synthetic(request: HttpRequest, survey_id: int, question_id: int, version: int) -> HttpResponse:
+    """Modips synthetic records of one numeric question version as CSV (``record, value``).
+
+    Derived from the randomized reports only (post-processing: no further privacy cost); 404 where
+    the page shows none (too few reports, one-bit mechanisms, categorical questions).
+    """
+    survey = get_survey_for_results(request.user, survey_id)
+    question = get_object_or_404(Question, pk=question_id, survey=survey)
+    state = SurveyState.read(survey, [question])
+    made = next((synthetic(r) for r in state.results(question) if r.randomization.version == version), None)
+    if made is None:
+        raise Http404
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["record", "value"])
+    writer.writerows((i, repr(float(v))) for i, v in enumerate(made.records, start=1))
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    name = f"survey-{survey.pk}-question-{question.pk}-v{version}-synthetic.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -228,3 +228,27 @@ def test_a_frozen_number_question_keeps_its_range(organizer_client, survey):
     sleep.refresh_from_db()
     assert (sleep.text, sleep.range_high, sleep.mechanism_params["hi"]) == ("Sleep (hours)?", 12, 12.0)
     assert Question.objects.get(pk=sleep.pk).current_randomization() is not None
+
+
+def test_the_dashboard_offers_modips_synthetic_records_that_match_the_page(organizer_client, survey):
+    sleep, _rating, age = survey.questions.all()
+    make_reports(sleep, np.random.default_rng(8).uniform(5, 9, 3000).tolist(), seed=1)
+    make_reports(age, [30.0] * 3000, seed=2)
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    assert html.count("data-synthetic") == 1  # Piecewise; the one-bit age question identifies only a mean
+    url = reverse("export_synthetic", args=[survey.pk, sleep.pk, 1])
+    assert url in html
+    first = organizer_client.get(url).content.decode()
+    assert first == organizer_client.get(url).content.decode()  # seeded by the tally: stable downloads
+    rows = list(csv.DictReader(io.StringIO(first)))
+    values = np.array([float(r["value"]) for r in rows])
+    assert len(rows) == 3000 and [r["record"] for r in rows[:2]] == ["1", "2"]
+    assert 6 < values.mean() < 8  # true mean 7
+    assert organizer_client.get(reverse("export_synthetic", args=[survey.pk, age.pk, 1])).status_code == 404
+
+
+def test_strangers_get_no_synthetic_records(client, other_organizer, survey):
+    sleep = survey.questions.get(text="Hours of sleep?")
+    make_reports(sleep, [6.0] * 3000, seed=1)
+    client.force_login(other_organizer)
+    assert client.get(reverse("export_synthetic", args=[survey.pk, sleep.pk, 1])).status_code == 404
