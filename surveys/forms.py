@@ -20,7 +20,7 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from surveys.costs import cost_of
-from surveys.kinds import RATING_ADVICE, KindError, kind_of, recommend_rating_estimate
+from surveys.kinds import KindError, kind_of
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
@@ -305,10 +305,9 @@ class QuestionForm(forms.Form):
         return data
 
     def _advice(self, data: dict[str, Any]) -> str:
-        """For a rating question: which estimate the advisor recommends, in one sentence."""
-        if data["kind"] != Question.Kind.RATING:
-            return ""
-        return rating_advice(data["scale"], len(data["options"]), data["epsilon"], self.survey.expected_respondents)
+        """The kind's advice in one sentence (a rating: which estimate the advisor recommends)."""
+        n = self.survey.expected_respondents
+        return kind_of(data["kind"]).advice(data.get("scale") or "", len(data["options"]), data["epsilon"], n)
 
     def _advised_mechanism(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> str:
         """The advisor's mechanism for these options (or range), epsilon and the expected n; sets its knobs."""
@@ -373,7 +372,7 @@ class QuestionForm(forms.Form):
     def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
         assert self.question is not None
         frozen = initial_from_question(self.question)
-        relevant = {"kind", "epsilon", "mechanism", *FROZEN_WITH_KIND.get(self.question.kind, ())} | {
+        relevant = {"kind", "epsilon", "mechanism", *self.question.kind_spec.frozen_fields} | {
             "dbitflip": {"d"},
             "cms": {"hash_count", "width"},
             "hcms": {"hash_count", "width"},
@@ -404,27 +403,16 @@ class QuestionForm(forms.Form):
             )
 
 
-#: Builder fields that are part of the randomization for a kind, frozen once it has reports.
-FROZEN_WITH_KIND = {"numeric": ("range_low", "range_high"), "rating": ("scale", "rating_estimate")}
-
 MECHANISM_FITS = {
     "shares": _("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers."),
     "mean": _("A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."),
 }
 
 
-def rating_advice(scale: str, k: int, epsilon: float, n: int) -> str:
-    """The advisor's sentence on which estimate suits a rating question (:mod:`surveys.kinds`)."""
-    shares_half_width = recommend(k, epsilon, n).best.half_width
-    return str(RATING_ADVICE[recommend_rating_estimate(scale, shares_half_width)[1]])
-
-
 def question_cost(question: Question) -> Any:
     """What a saved question's randomization costs at the survey's expected respondents."""
     n = question.survey.expected_respondents
-    advice = ""
-    if question.kind == Question.Kind.RATING:
-        advice = rating_advice(question.scale, question.k, question.epsilon, n)
+    advice = question.kind_spec.advice(question.scale, question.k, question.epsilon, n)
     return cost_of(question.build_mechanism(), n, question.unit, advice)
 
 

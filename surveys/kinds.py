@@ -25,7 +25,7 @@ import numpy as np
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from ldp.advisor import Z_95
+from ldp.advisor import Z_95, recommend
 from ldp.estimates import FrequencyEstimate
 from ldp.numeric import NUMERIC_MECHANISMS
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question
@@ -61,6 +61,8 @@ class QuestionKind:
     builder_template: str
     """What the builder's question card shows of its options or range."""
     families: tuple[str, ...] = ("shares",)
+    frozen_fields: tuple[str, ...] = ()
+    """Builder fields beyond kind, epsilon and mechanism that the randomization depends on."""
 
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""
@@ -78,6 +80,14 @@ class QuestionKind:
     def value_range(self, data: dict[str, Any]) -> tuple[float, float] | None:
         """The range [lo, hi] of a numeric report, or None for a categorical question."""
         return None
+
+    def advice(self, scale: str, k: int, epsilon: float, n: int) -> str:
+        """A sentence the builder shows under the question's costs (empty: none)."""
+        return ""
+
+    def point_weights(self, question: Question) -> dict[str, list[float]]:
+        """Linear summaries c . p of the question's shares p, by name (empty: none)."""
+        return {}
 
 
 def clean_option_lines(options: list[str]) -> list[str]:
@@ -138,6 +148,25 @@ class RatingKind(QuestionKind):
         low, high = scale_points(data.get("scale") or "")
         return float(low), float(high)
 
+    def advice(self, scale: str, k: int, epsilon: float, n: int) -> str:
+        """Which estimate the advisor recommends for this scale, epsilon and n, in one sentence."""
+        shares_half_width = recommend(k, epsilon, n).best.half_width
+        return str(RATING_ADVICE[recommend_rating_estimate(scale, shares_half_width)[1]])
+
+    def point_weights(self, question: Question) -> dict[str, list[float]]:
+        """The rating's mean, and NPS on the 0-10 scale (promoters 9-10 minus detractors 0-6).
+
+        Each is c . p for the shares p, so its variance is c' Cov(p) c (the shares' analytic covariance).
+        """
+        if not question.scale:
+            return {}
+        low, high = scale_points(question.scale)
+        points = list(range(low, high + 1))
+        weights = {"mean": [float(v) for v in points]}
+        if question.scale == NPS_SCALE:
+            weights["nps"] = [1.0 if v >= 9 else -1.0 if v <= 6 else 0.0 for v in points]
+        return weights
+
 
 def scale_points(scale: str) -> tuple[int, int]:
     """A rating scale's lowest and highest point: "1-5" -> (1, 5)."""
@@ -154,8 +183,12 @@ def _templates(name: str) -> tuple[str, str]:
 KINDS: dict[str, QuestionKind] = {
     Question.Kind.SINGLE_CHOICE: QuestionKind("single", *_templates("choice")),
     Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice")),
-    Question.Kind.NUMERIC: NumberKind("numeric", *_templates("number"), families=("mean",)),
-    Question.Kind.RATING: RatingKind("rating", *_templates("rating"), families=("shares", "mean")),
+    Question.Kind.NUMERIC: NumberKind(
+        "numeric", *_templates("number"), families=("mean",), frozen_fields=("range_low", "range_high")
+    ),
+    Question.Kind.RATING: RatingKind(
+        "rating", *_templates("rating"), families=("shares", "mean"), frozen_fields=("scale", "rating_estimate")
+    ),
 }
 
 
@@ -165,21 +198,6 @@ def kind_of(name: str) -> QuestionKind:
 
 #: NPS: promoters (9-10) minus detractors (0-6), as shares of respondents.
 NPS_SCALE = "0-10"
-
-
-def point_weights(question: Question) -> dict[str, list[float]]:
-    """Linear summaries of a rating question's shares: its mean, and NPS on the 0-10 scale.
-
-    Each is c . p for the shares p, so its variance is c' Cov(p) c (the shares' analytic covariance).
-    """
-    if question.kind != Question.Kind.RATING or not question.scale:
-        return {}
-    low, high = scale_points(question.scale)
-    points = list(range(low, high + 1))
-    weights = {"mean": [float(v) for v in points]}
-    if question.scale == NPS_SCALE:
-        weights["nps"] = [1.0 if v >= 9 else -1.0 if v <= 6 else 0.0 for v in points]
-    return weights
 
 
 def linear_summary(weights: list[float], estimate: FrequencyEstimate) -> dict[str, float]:

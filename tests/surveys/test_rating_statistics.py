@@ -3,7 +3,7 @@
 Each case fixes a population of N = 1000 respondents on a rating scale and randomizes their
 answers REPS = 4000 times with a categorical mechanism (its vectorized ``sample_tallies``); every
 tally is estimated as the dashboard does (``mechanism.estimate``, then
-:func:`surveys.kinds.linear_summary` with the weights of :func:`surveys.kinds.point_weights`).
+:func:`surveys.kinds.linear_summary` with the rating kind's ``point_weights``).
 Tolerances: the mean of REPS estimates lies within 4 of its standard errors (from the spread of
 the estimates) of the truth; a coverage rate has standard error sqrt(0.95 * 0.05 / REPS) = 0.34 %,
 so 94-96 % is +-2.9 of them. The numeric mechanisms' means are tested the same way in
@@ -18,7 +18,7 @@ import pytest
 
 from ldp import Tally, make_mechanism
 from ldp.numeric import make_numeric_mechanism
-from surveys.kinds import linear_summary, point_weights
+from surveys.kinds import kind_of, linear_summary
 from surveys.models import Question
 
 N = 1000
@@ -38,7 +38,7 @@ CASES = [
 @pytest.mark.parametrize(("name", "params", "scale", "shares", "epsilon"), CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
 def test_rating_mean_and_nps_are_unbiased_and_cover(name, params, scale, shares, epsilon):
     question = Question(kind="rating", scale=scale)
-    weights = point_weights(question)
+    weights = kind_of("rating").point_weights(question)
     assert set(weights) == ({"mean", "nps"} if scale == "0-10" else {"mean"})
     mechanism = make_mechanism(name, k=len(shares), epsilon=epsilon, **params)
     true_counts = np.round(np.asarray(shares) * N).astype(int)
