@@ -15,6 +15,7 @@ from surveys.models import Question, Report, Submission, TallyCell
 from surveys.submissions import new_token
 from tests.base import make_number_question, make_question, make_reports, make_survey, stored_tally
 
+KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
 NUMERIC = ["laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"]
 
 
@@ -252,3 +253,27 @@ def test_strangers_get_no_synthetic_records(client, other_organizer, survey):
     make_reports(sleep, [6.0] * 3000, seed=1)
     client.force_login(other_organizer)
     assert client.get(reverse("export_synthetic", args=[survey.pk, sleep.pk, 1])).status_code == 404
+
+
+def test_number_and_rating_pages_speak_korean(client, organizer_client, survey):
+    from tests.surveys.test_translations import assert_korean_only, korean_page
+
+    sleep, rating, age = survey.questions.all()
+    make_reports(sleep, [6.0, 7.0, 8.0] * 1000, seed=1)
+    make_reports(rating, [0, 3, 4] * 1000, seed=2)
+    make_reports(age, [30.0] * 20, seed=3)
+    answer_page = korean_page(client, reverse("respond", args=[survey.slug]))
+    assert "까지" in answer_page and "정수만 입력할 수 있습니다." in answer_page
+    assert_korean_only(answer_page)
+    dashboard = korean_page(organizer_client, reverse("survey_results", args=[survey.pk]))
+    for korean in ["평균", "평균 평점", "재현자료 (Modips)", "의미 있는 추정을 하기에는 응답이 너무 적습니다"]:
+        assert korean in dashboard
+    assert_korean_only(dashboard)
+    url = reverse("question_cost_preview", args=[survey.pk])
+    preview = organizer_client.get(
+        url,
+        {"text": "x", "kind": "numeric", "range_low": "0", "range_high": "10", "epsilon": "0.5", "mechanism": "auto"},
+        **KOREAN,
+    ).content.decode()
+    assert "ε가 약 1.29보다 작으면" in preview and "메커니즘별 평균의 예상 ± 오차" in preview
+    assert_korean_only(preview)
