@@ -277,3 +277,13 @@ def test_number_and_rating_pages_speak_korean(client, organizer_client, survey):
     ).content.decode()
     assert "ε가 약 1.29보다 작으면" in preview and "메커니즘별 평균의 예상 ± 오차" in preview
     assert_korean_only(preview)
+
+
+def test_the_public_page_shows_the_mean_but_no_owner_download(client, survey):
+    survey.public_results = True
+    survey.save(update_fields=["public_results"])
+    sleep = survey.questions.get(text="Hours of sleep?")
+    make_reports(sleep, [6.0, 7.0, 8.0] * 1000, seed=1)
+    html = client.get(reverse("public_results", args=[survey.slug])).content.decode()
+    assert "data-mean" in html and "data-synthetic" in html
+    assert reverse("export_synthetic", args=[survey.pk, sleep.pk, 1]) not in html
