@@ -63,6 +63,7 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
 
 #: Fields of number and rating questions (:mod:`surveys.kinds`); what an absent value is stored as.
 KIND_FIELDS = (
+    "bins",
     "range_low",
     "range_high",
     "whole_numbers",

@@ -207,6 +207,16 @@ class QuestionForm(forms.Form):
         help_text=_("Number questions: answers outside this range are refused; the range sets the noise."),
     )
     whole_numbers = forms.BooleanField(label=_("Whole numbers only"), required=False, initial=True)
+    bins = forms.IntegerField(
+        label=_("Histogram bins"),
+        required=False,
+        min_value=2,
+        max_value=20,
+        help_text=_(
+            "Number questions: leave empty to estimate the mean; or give 2 to 20 bins to estimate the share "
+            "of values in each equal-width range, with a mechanism for choices and honest bands."
+        ),
+    )
     unit = forms.CharField(label=_("Unit"), max_length=30, required=False, help_text=_("e.g. hours, years, km"))
     scale = forms.ChoiceField(
         label=_("Rating scale"), choices=[("", "—"), *Question.Scale.choices], required=False, initial="1-5"
@@ -230,6 +240,7 @@ class QuestionForm(forms.Form):
         "width",
         "range_low",
         "range_high",
+        "bins",
         "scale",
         "rating_estimate",
     )
@@ -422,6 +433,7 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "range_high": question.range_high,
         "whole_numbers": question.whole_numbers,
         "unit": question.unit,
+        "bins": question.bins,
         "scale": question.scale,
         "low_label": question.low_label,
         "high_label": question.high_label,

@@ -115,23 +115,39 @@ class YesNoKind(QuestionKind):
 
 
 class NumberKind(QuestionKind):
+    """A number in [lo, hi]: its mean (numeric mechanisms), or with ``bins`` the share of values in
+    each of that many equal-width ranges (a choice mechanism on the range's index: honest bands)."""
+
     def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
-        return []
+        lo, hi = self.checked_range(data)
+        bins = data.get("bins")
+        if not bins:
+            return []
+        if not MIN_BINS <= bins <= MAX_BINS:
+            raise KindError("bins", _("Give between %(low)s and %(high)s bins.") % {"low": MIN_BINS, "high": MAX_BINS})
+        edges = [lo + (hi - lo) * b / bins for b in range(bins + 1)]
+        return [f"{edges[b]:g}–{edges[b + 1]:g}" for b in range(bins)]
 
     def estimate_family(self, data: dict[str, Any]) -> str:
-        return "mean"
+        return "shares" if data.get("bins") else "mean"
 
-    def value_range(self, data: dict[str, Any]) -> tuple[float, float]:
+    def value_range(self, data: dict[str, Any]) -> tuple[float, float] | None:
+        return None if data.get("bins") else self.checked_range(data)
+
+    def checked_range(self, data: dict[str, Any]) -> tuple[float, float]:
         lo, hi = data.get("range_low"), data.get("range_high")
         if lo is None or hi is None:
-            raise KindError(
-                "range_low", _("A number question needs its lowest and highest value: they bound the noise.")
-            )
+            message = _("A number question needs its lowest and highest value: they bound the noise.")
+            raise KindError("range_low", message)
         if not (abs(lo) <= RANGE_LIMIT and abs(hi) <= RANGE_LIMIT):
             raise KindError("range_low", _("Keep the range within ± 1,000,000,000."))
         if not lo < hi:
             raise KindError("range_high", _("The highest value must be above the lowest."))
         return float(lo), float(hi)
+
+
+#: A number question's histogram: from 2 to 20 equal-width bins.
+MIN_BINS, MAX_BINS = 2, 20
 
 
 class RatingKind(QuestionKind):
@@ -184,7 +200,7 @@ KINDS: dict[str, QuestionKind] = {
     Question.Kind.SINGLE_CHOICE: QuestionKind("single", *_templates("choice")),
     Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice")),
     Question.Kind.NUMERIC: NumberKind(
-        "numeric", *_templates("number"), families=("mean",), frozen_fields=("range_low", "range_high")
+        "numeric", *_templates("number"), families=("mean", "shares"), frozen_fields=("range_low", "range_high", "bins")
     ),
     Question.Kind.RATING: RatingKind(
         "rating", *_templates("rating"), families=("shares", "mean"), frozen_fields=("scale", "rating_estimate")

@@ -198,6 +198,8 @@ class Question(models.Model):
     range_high = models.FloatField(_("highest value"), null=True, blank=True)
     whole_numbers = models.BooleanField(_("whole numbers only"), default=True)
     unit = models.CharField(_("unit"), max_length=30, blank=True)
+    bins = models.PositiveSmallIntegerField(_("histogram bins"), null=True, blank=True)
+    """Empty: the mean is estimated. A count: the shares of equal-width value ranges (a choice mechanism)."""
     # Rating questions: the scale, its end labels, and what the organizer wants estimated.
     scale = models.CharField(_("scale"), max_length=5, choices=Scale.choices, blank=True)
     low_label = models.CharField(_("label of the lowest point"), max_length=60, blank=True)

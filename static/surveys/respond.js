@@ -129,7 +129,10 @@ function readAnswer(fieldset) {
       const values = { question: legend ? legend.textContent || "" : "", range: input.dataset.rangeText || "" };
       return { refused: interpolate(format, values, true) };
     }
-    return { index: -1, value };
+    // A histogram question reports the index of the value's equal-width range (the last one closed).
+    const bins = Number(input.dataset.bins || 0);
+    const index = bins ? Math.min(Math.floor(((value - lo) / (hi - lo)) * bins), bins - 1) : -1;
+    return { index, value };
   }
   const checked = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("input[type=radio]:checked"));
   if (!checked) return null;

@@ -16,6 +16,7 @@ from tests.base import make_number_question, make_question, make_survey, make_us
 # Distinctive true values, so that any leak of them is unmistakable in a request or a log line.
 DISTANCE = "7318.625"
 HOURS = "4729"
+SALARY = "58613"
 
 
 @pytest.fixture
@@ -31,6 +32,10 @@ def survey(db):
     make_number_question(
         survey, text="Rate (mean)", lo=1, hi=7, mechanism="hybrid", kind="rating", scale="1-7", options=points
     )
+    bins = ["0–25000", "25000–50000", "50000–75000", "75000–100000"]
+    make_question(
+        survey, text="Salary?", kind="numeric", options=bins, range_low=0, range_high=100000, bins=4, epsilon=1.0
+    )
     actions.do_open_survey(survey)
     return survey
 
@@ -41,7 +46,7 @@ def test_numbers_and_ratings_leave_the_browser_only_randomized(live_server, page
     page.on("request", lambda request: requests.append(request))
     page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
     fieldsets = page.locator("[data-question-id]")
-    distance, hours, age, nps, rate = (fieldsets.nth(i) for i in range(5))
+    distance, hours, age, nps, rate, salary = (fieldsets.nth(i) for i in range(6))
 
     # Outside the range, or not whole where whole numbers are asked: refused, nothing sent.
     distance.locator("[data-number-input]").fill(DISTANCE)
@@ -56,6 +61,7 @@ def test_numbers_and_ratings_leave_the_browser_only_randomized(live_server, page
     age.locator("[data-number-input]").fill("64")
     nps.locator("[data-value='9']").check()
     rate.locator("[data-value='6']").check()
+    salary.locator("[data-number-input]").fill(SALARY)
     assert page.evaluate("new FormData(document.querySelector('[data-respond-form]')).entries().next().done")
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
@@ -67,12 +73,13 @@ def test_numbers_and_ratings_leave_the_browser_only_randomized(live_server, page
     assert len(posts) == 1
     for request in requests:
         sent = " ".join([request.url, request.post_data or "", json.dumps(request.headers)])
-        assert DISTANCE not in sent and HOURS not in sent
-    assert all(DISTANCE not in c["value"] and HOURS not in c["value"] for c in cookies)
-    assert all(DISTANCE not in r.getMessage() and HOURS not in r.getMessage() for r in caplog.records)
+        assert all(value not in sent for value in (DISTANCE, HOURS, SALARY))
+    assert all(value not in c["value"] for c in cookies for value in (DISTANCE, HOURS, SALARY))
+    assert all(value not in r.getMessage() for r in caplog.records for value in (DISTANCE, HOURS, SALARY))
 
     body = json.loads(posts[0].post_data)
-    assert [set(item["report"]) for item in body["reports"]] == [{"index"}, {"index"}, {"index"}, {"value"}, {"index"}]
+    fields = [set(item["report"]) for item in body["reports"]]
+    assert fields == [{"index"}, {"index"}, {"index"}, {"value"}, {"index"}, {"value"}]  # the histogram: k-RR
     assert body["reports"][2]["report"]["index"] in (0, 1)  # 1BitMean sends one bit
     stored = {r.question_id: r for r in Report.objects.filter(submission=Submission.objects.get())}
     for item in body["reports"]:

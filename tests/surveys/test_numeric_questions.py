@@ -287,3 +287,31 @@ def test_the_public_page_shows_the_mean_but_no_owner_download(client, survey):
     html = client.get(reverse("public_results", args=[survey.slug])).content.decode()
     assert "data-mean" in html and "data-synthetic" in html
     assert reverse("export_synthetic", args=[survey.pk, sleep.pk, 1]) not in html
+
+
+def test_a_number_question_with_bins_estimates_a_histogram_with_choice_mechanisms(organizer_client, organizer):
+    survey = make_survey(organizer, expected_respondents=2000)
+    response = add(organizer_client, survey, text="Commute?", range_low="0", range_high="60", bins="4", epsilon="2")
+    assert response.status_code == 302
+    question = survey.questions.get()
+    assert question.options == ["0–15", "15–30", "30–45", "45–60"]
+    assert question.mechanism in ("krr", "subset", "oue", "olh", "hadamard", "sue", "dbitflip", "cms", "hcms")
+    assert question.build_mechanism().k == 4
+    response = add(organizer_client, survey, range_low="0", range_high="60", bins="4", mechanism="piecewise")
+    assert "needs a mechanism for choices" in response.content.decode()
+    actions.do_open_survey(survey)
+    html = organizer_client.get(reverse("respond", args=[survey.slug])).content.decode()
+    assert 'data-bins="4"' in html and 'data-takes="index"' in html
+    make_reports(question, [0, 1, 1, 2, 3] * 600, seed=3)  # bin indices, as the browser computes them
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    assert "15–30" in html and "data-estimate" in html and "data-mean" not in html
+    rows = organizer_client.get(reverse("export_estimates", args=[survey.pk, "json"])).json()["estimates"]
+    assert [r["option"] for r in rows] == ["0–15", "15–30", "30–45", "45–60"]
+    second = rows[1]
+    assert second["statistic"] == "share" and second["unbiased_low"] < 0.4 < second["unbiased_high"]
+
+
+def test_bins_must_be_between_two_and_twenty(organizer_client, organizer):
+    survey = make_survey(organizer)
+    response = add(organizer_client, survey, range_low="0", range_high="60", bins="21")
+    assert response.status_code == 200 and not survey.questions.exists()
