@@ -59,9 +59,9 @@ function setUp(form) {
     // Every answer is read and checked first: one refused number stops the submission before
     // anything is randomized.
     const answers = fieldsets.map((fieldset) => ({ fieldset, answer: readAnswer(fieldset) }));
-    const refusal = answers.find(({ answer }) => answer !== null && "refused" in answer);
-    if (refusal && refusal.answer && "refused" in refusal.answer) {
-      showError(errorBox, refusal.answer.refused);
+    const outOfRange = answers.find(({ answer }) => answer !== null && "refused" in answer);
+    if (outOfRange && outOfRange.answer && "refused" in outOfRange.answer) {
+      showError(errorBox, outOfRange.answer.refused);
       return;
     }
     for (const { fieldset, answer } of answers) {
