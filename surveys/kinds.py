@@ -11,9 +11,12 @@ cells count each report index on its output grid; mean and variance are ``counts
 ``counts @ decode**2`` (:meth:`ldp.numeric.base.NumericMechanism.estimate`), so a numeric
 submission costs the same constant upsert as a choice.
 
-A randomization's *summary* follows its mechanism's family: categorical mechanisms give shares
-(:data:`SHARES`), numeric ones a mean (:data:`MEAN`). A rating question may use either: the
-organizer picks which (``Question.rating_estimate``), :func:`recommend_rating_estimate` advises.
+A randomization's *summary* follows its mechanism's family (:func:`family`): categorical
+mechanisms give shares, numeric ones a mean; the dashboard draws each with
+``templates/surveys/kinds/<family>_result.html`` (``surveys.views.results.SUMMARY_CARDS``). A
+rating question may use either: the organizer picks which (``Question.rating_estimate``) and
+:func:`recommend_rating_estimate` advises. A number question gives its mean, or with histogram
+``bins`` the shares of equal-width ranges through a categorical mechanism.
 """
 
 from __future__ import annotations
