@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean
+.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean screenshots
 
 # Two stamps: `make run` needs only the runtime dependencies; tests and tools add the dev ones.
 $(VENV)/.installed-runtime: requirements.txt
@@ -19,7 +19,13 @@ $(VENV)/.installed-dev: $(VENV)/.installed-runtime requirements-dev.txt
 
 install: $(VENV)/.installed-runtime  ## virtualenv with the runtime dependencies (what `make run` needs)
 
-install-dev: $(VENV)/.installed-dev  ## ... plus the test and tool dependencies
+# What the browser tests inject into pages (axe-core), pinned in tests/browser/package-lock.json.
+AXE_STAMP := tests/browser/node_modules/.installed
+$(AXE_STAMP): tests/browser/package.json tests/browser/package-lock.json
+	npm ci --prefix tests/browser --no-audit --no-fund --silent
+	touch $@
+
+install-dev: $(VENV)/.installed-dev $(AXE_STAMP)  ## ... plus the test and tool dependencies (and axe-core from npm)
 
 run: install  ## migrate, load the demo surveys, serve on http://127.0.0.1:$(PORT) (SQLite unless DATABASE_URL is set)
 	$(PY) manage.py migrate --noinput --verbosity 0
@@ -42,6 +48,9 @@ test-python: install-dev
 
 test-fast: install-dev  ## the quick loop: no browser, no long simulations
 	$(PYTEST) -m "not browser and not statistical"
+
+screenshots: install-dev  ## docs/screenshots/: the main pages in Korean and English at 1280 and 390 px (needs fonts-noto-cjk)
+	MURMUR_SCREENSHOTS=1 $(PYTEST) tests/browser/test_walkthrough.py -q
 
 test-browser: install-dev
 	$(PYTEST) -m browser

@@ -1,0 +1,164 @@
+"""Organizer -> respondent -> results, in Korean and in English, on a desktop and on a phone.
+
+Every page on the way is checked by axe-core (npm's package, injected into the page) and must have
+no violation at all; Korean pages must carry no English words beyond proper nouns, mechanism
+acronyms and ε (issue 13's "done when").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from tests.base import PASSWORD, make_user
+
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
+WIDTHS = {"desktop": 1280, "phone": 390}
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+#: Latin-script words a Korean page may show: names, acronyms and notation, never sentences.
+ALLOWED_LATIN = {
+    "Murmur", "Apple", "Microsoft", "RAPPOR", "dBitFlip", "BitMean", "Norm", "Sub", "Duchi", "Piecewise",
+    "Hybrid", "Laplace", "Gaussian", "GDP", "Hadamard", "NPS", "CSV", "JSON", "SHA", "OUE", "SUE", "OLH", "CMS",
+    "HCMS", "RR", "QR", "Asia", "Seoul", "UTC", "GMT", "AM", "PM", "ID", "URL", "EMS", "k-RR", "Norm-Sub",
+    "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
+    "English",  # the language switcher names each language in itself
+}  # fmt: skip
+
+TEXT = {
+    "ko": {
+        "title": "구내식당 만족도",
+        "questions": [
+            ("점심 메뉴 중 가장 좋은 것은?", ["비빔밥", "김치찌개", "돈가스"]),
+            ("다음 주에도 이용하실 건가요?", None),
+        ],
+    },
+    "en": {
+        "title": "Canteen pulse",
+        "questions": [
+            ("Best lunch on the menu?", ["Bibimbap", "Kimchi stew", "Tonkatsu"]),
+            ("Will you eat here next week?", None),
+        ],
+    },
+}
+
+
+def axe_violations(page) -> list[str]:
+    page.evaluate(AXE.read_text())
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in result["violations"]
+    ]
+
+
+def english_words(page) -> list[str]:
+    text = page.evaluate("document.body.innerText")
+    words = set(re.findall(r"[A-Za-z][A-Za-z'-]*[A-Za-z]", text))
+    return sorted(
+        w for w in words if w not in ALLOWED_LATIN and not w.isupper() and not re.fullmatch(r"[a-z]?[A-Z]+s?", w)
+    )
+
+
+class Checker:
+    """Checks each page reached and, when asked, keeps its screenshot."""
+
+    def __init__(self, page, language: str, width: str, screenshots: bool) -> None:
+        self.page, self.language, self.width, self.screenshots = page, language, width, screenshots
+        self.problems: list[str] = []
+
+    def check(self, name: str) -> None:
+        self.page.wait_for_load_state("networkidle")
+        for violation in axe_violations(self.page):
+            self.problems.append(f"{name}: axe {violation}")
+        if self.language == "ko":
+            words = english_words(self.page)
+            if words:
+                self.problems.append(f"{name}: English on a Korean page: {words}")
+        overflow = self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        if overflow > 0:
+            self.problems.append(f"{name}: the page is {overflow} px wider than the window")
+        if self.screenshots:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=SCREENSHOTS / f"{name}-{self.language}-{self.width}.png", full_page=True)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_organizer_respondent_results_walkthrough(live_server, browser, db, language, width):
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: npm ci --prefix tests/browser (make install-dev does it)")
+    words = TEXT[language]
+    make_user("민지")
+    base = live_server.url
+    screenshots = bool(os.environ.get("MURMUR_SCREENSHOTS"))  # make screenshots
+    context = browser.new_context(
+        locale="ko-KR" if language == "ko" else "en-US",
+        timezone_id="Asia/Seoul",
+        viewport={"width": WIDTHS[width], "height": 900},
+        bypass_csp=True,  # lets the test inject axe-core; the app's own CSP is tested elsewhere
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    checker = Checker(page, language, width, screenshots)
+
+    page.goto(f"{base}/")
+    checker.check("home")
+    page.goto(f"{base}{reverse('login')}")
+    checker.check("login")
+    page.fill("[name=username]", "민지")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    page.goto(f"{base}{reverse('survey_list')}")
+    checker.check("survey-list")
+
+    page.goto(f"{base}{reverse('survey_create')}")
+    checker.check("survey-create")
+    page.fill("[name=title]", words["title"])
+    page.fill("[name=expected_respondents]", "200")
+    page.click("main form[action$='/surveys/new/'] button[type=submit]")
+    page.wait_for_url(re.compile(r".*/surveys/\d+/$"))
+    for text, options in words["questions"]:
+        form = page.locator("#add-question form")
+        form.locator("[name=text]").fill(text)
+        if options:
+            form.locator("[name=options_text]").fill("\n".join(options))
+        else:
+            form.locator("[name=kind]").select_option("yes_no")
+        count = page.locator("#questions > li[data-question]").count()
+        form.locator("button[value=save]").click()
+        page.wait_for_function(f"document.querySelectorAll('#questions > li[data-question]').length === {count + 1}")
+    checker.check("builder")
+    page.click("#lifecycle form[action$='/open/'] button")
+    page.wait_for_selector("#share-link")
+    checker.check("builder-open")
+    share = page.input_value("#share-link")
+    results_url = page.get_attribute("a.button[href$='/results/']", "href")
+
+    respondent = browser.new_context(
+        locale=context_locale(language), viewport={"width": WIDTHS[width], "height": 900}, bypass_csp=True
+    )
+    answer = respondent.new_page()
+    respondent_checker = Checker(answer, language, width, screenshots)
+    answer.goto(share)
+    respondent_checker.check("answer")
+    answer.locator("[data-question-id]").first.locator("[data-option-index='1']").check()
+    answer.click("[data-submit]")
+    answer.wait_for_selector("[data-receipt]:not([hidden])")
+    respondent_checker.check("receipt")
+    respondent.close()
+
+    page.goto(f"{base}{results_url}")
+    checker.check("results")
+    context.close()
+    problems = checker.problems + respondent_checker.problems
+    assert not problems, "\n".join(problems)
+
+
+def context_locale(language: str) -> str:
+    return "ko-KR" if language == "ko" else "en-US"
