@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from django.utils.translation import gettext_lazy
 
-from ldp.advisor import Z_95, expected_half_width
+from ldp.advisor import Z_95, Recommendation, expected_half_width, recommend
 from ldp.mechanisms import KRandomizedResponse, Mechanism
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import MeanRecommendation, recommend_mean
@@ -75,6 +76,62 @@ class QuestionCost(PrivacyStatement):
     def chance(self) -> float:
         return 1.0 / self.k
 
+    @property
+    def too_wide(self) -> bool:
+        """Whether each share is expected to be uncertain by more than :data:`READABLE_HALF_WIDTH`."""
+        return self.half_width > READABLE_HALF_WIDTH
+
+    @property
+    def respondents_needed(self) -> int:
+        """Respondents for a ± 10-point band: the half-width shrinks as 1/sqrt(n)."""
+        return respondents_for(self.half_width, READABLE_HALF_WIDTH, self.n)
+
+    @cached_property
+    def recommendation(self) -> Recommendation:
+        return recommend(self.k, self.epsilon, self.n)
+
+    @property
+    def why(self) -> str:
+        """The advisor's choice in one sentence: the narrowest band at this k and ε, and the runner-up."""
+        from surveys.models import Question
+
+        ranking = self.recommendation.ranking
+        best = ranking[0]
+        values = {
+            "mechanism": Question.MechanismName(best.mechanism).label,
+            "k": self.k,
+            "epsilon": f"{self.epsilon:g}",
+            "width": points(best.half_width),
+        }
+        if len(ranking) == 1:
+            return str(ADVISOR_ONLY) % values
+        runner_up = ranking[1]
+        values.update(other=Question.MechanismName(runner_up.mechanism).label, other_width=points(runner_up.half_width))
+        return str(ADVISOR_WHY) % values
+
+
+#: Above this expected half-width a share (or a mean, as a fraction of its range) says little.
+READABLE_HALF_WIDTH = 0.10
+
+
+def respondents_for(half_width: float, target: float, n: int) -> int:
+    """n * (half_width / target)^2, rounded up: respondents for a band of half-width ``target``."""
+    return math.ceil(n * (half_width / target) ** 2)
+
+
+def points(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+ADVISOR_WHY = gettext_lazy(
+    "Automatic picks %(mechanism)s: for %(k)s options at ε = %(epsilon)s it gives the narrowest error band "
+    "(± %(width)s points), ahead of %(other)s (± %(other_width)s)."
+)
+ADVISOR_ONLY = gettext_lazy(
+    "Automatic picks %(mechanism)s: for %(k)s options at ε = %(epsilon)s it gives the narrowest error band "
+    "(± %(width)s points)."
+)
+
 
 @dataclass(frozen=True)
 class MeanCost(PrivacyStatement):
@@ -118,6 +175,16 @@ class MeanCost(PrivacyStatement):
         from surveys.models import Question
 
         return str(Question.MechanismName(self.recommendation.best.mechanism).label)
+
+    @property
+    def too_wide(self) -> bool:
+        """Whether the mean is expected to be uncertain by more than a tenth of its range."""
+        return self.half_width > READABLE_HALF_WIDTH * (self.mechanism.hi - self.mechanism.lo)
+
+    @property
+    def respondents_needed(self) -> int:
+        target = READABLE_HALF_WIDTH * (self.mechanism.hi - self.mechanism.lo)
+        return respondents_for(self.half_width, target, self.n)
 
     @property
     def why(self) -> str:

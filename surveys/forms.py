@@ -260,6 +260,15 @@ class QuestionForm(forms.Form):
                 self.fields[name].widget.attrs["disabled"] = True
 
     @property
+    def chooses_automatically(self) -> bool:
+        """Whether the mechanism field says "Automatic" (so the cost panel explains the advisor's pick)."""
+        if self.is_bound:
+            return self.data.get("mechanism", AUTOMATIC) == AUTOMATIC
+        if self.question is not None:
+            return self.question.mechanism_chosen_automatically
+        return self.fields["mechanism"].initial == AUTOMATIC
+
+    @property
     def preview_cost(self) -> Any:
         """What the form's current choice costs, or the saved question's, or None."""
         if self.is_bound:

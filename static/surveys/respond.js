@@ -140,14 +140,21 @@ function readAnswer(fieldset) {
 }
 
 /**
- * Radios without a name do not exclude each other: do it here, with arrow-key movement.
+ * Radios without a name do not exclude each other: do it here, as a radio group does — one Tab
+ * stop per question (the checked option, else the first: a roving tabindex) and arrow keys to move.
  * @param {HTMLElement} fieldset
  */
 function groupRadios(fieldset) {
   const radios = /** @type {HTMLInputElement[]} */ ([...fieldset.querySelectorAll("input[type=radio]")]);
+  const rove = () => {
+    const stop = radios.find((radio) => radio.checked) || radios[0];
+    radios.forEach((radio) => (radio.tabIndex = radio === stop ? 0 : -1));
+  };
+  rove();
   radios.forEach((radio, index) => {
     radio.addEventListener("change", () => {
       if (radio.checked) radios.forEach((other) => other !== radio && (other.checked = false));
+      rove();
     });
     radio.addEventListener("keydown", (event) => {
       const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
@@ -165,6 +172,7 @@ function groupRadios(fieldset) {
     clear.addEventListener("click", () => {
       radios.forEach((radio) => (radio.checked = false));
       if (number) number.value = "";
+      rove();
     });
 }
 
@@ -178,9 +186,11 @@ function showError(box, message) {
 }
 
 /**
+ * The receipt: per question, what was sent in words (the server's ``summary``), what it says about
+ * the respondent (``chance``), and the exact report as sent and as stored, folded away.
  * @param {HTMLFormElement} form
  * @param {{question: number, report: object}[]} sent
- * @param {{question: number, text: string, stored: object}[]} receipt
+ * @param {{question: number, text: string, stored: object, summary: string, chance: string}[]} receipt
  */
 function showReceipt(form, sent, receipt) {
   form.querySelectorAll("input[type=radio]").forEach((radio) => {
@@ -191,16 +201,31 @@ function showReceipt(form, sent, receipt) {
   });
   form.remove();
   const section = /** @type {HTMLElement} */ (document.querySelector("[data-receipt]"));
-  const rows = /** @type {HTMLElement} */ (section.querySelector("[data-receipt-rows]"));
+  const list = /** @type {HTMLElement} */ (section.querySelector("[data-receipt-rows]"));
   for (const item of receipt) {
     const report = sent.find((s) => s.question === item.question);
-    const row = document.createElement("tr");
-    for (const text of [item.text, JSON.stringify(report ? report.report : null), JSON.stringify(item.stored)]) {
-      const cell = document.createElement("td");
-      cell.textContent = text;
-      row.append(cell);
+    const entry = document.createElement("li");
+    entry.dataset.receiptQuestion = String(item.question);
+    const question = document.createElement("strong");
+    question.textContent = item.text;
+    const summary = document.createElement("p");
+    summary.dataset.summary = "";
+    summary.textContent = item.summary;
+    entry.append(question, summary);
+    if (item.chance) {
+      const chance = document.createElement("p");
+      chance.className = "hint";
+      chance.textContent = item.chance;
+      entry.append(chance);
     }
-    rows.append(row);
+    const details = document.createElement("details");
+    const label = document.createElement("summary");
+    label.textContent = section.dataset.labelExact || "";
+    const code = document.createElement("code");
+    code.textContent = `${JSON.stringify(report ? report.report : null)} → ${JSON.stringify(item.stored)}`;
+    details.append(label, code);
+    entry.append(details);
+    list.append(entry);
   }
   section.hidden = false;
   section.focus();

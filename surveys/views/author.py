@@ -296,7 +296,8 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
     form = QuestionForm(request.GET, survey=survey, question=question)
     form.is_valid()
     cost = form.cleaned_data.get("cost") if hasattr(form, "cleaned_data") else None
-    return render(request, f"{BUILDER}#cost", {"survey": survey, "cost": cost, "cost_form": form})
+    context = {"survey": survey, "cost": cost, "cost_form": form, "automatic": form.chooses_automatically}
+    return render(request, f"{BUILDER}#cost", context)
 
 
 def recommended_form(data: QueryDict, survey: Survey, question: Question | None) -> QuestionForm:

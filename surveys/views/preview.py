@@ -18,10 +18,10 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from surveys.access import get_survey_for_owner
-from surveys.costs import QuestionCost
 from surveys.models import Randomization, Survey
+from surveys.receipts import receipt_rows
 from surveys.submissions import InForce, SubmissionError, parse_items
-from surveys.views.respond import AnswerItem, read_json_body, specs_context
+from surveys.views.respond import answer_item, read_json_body, specs_context
 
 #: The version a preview's unsaved randomizations carry (real versions start at 1).
 PREVIEW_VERSION = 0
@@ -43,17 +43,8 @@ def preview_randomizations(survey: Survey) -> dict[int, Randomization]:
 @ensure_csrf_cookie
 def survey_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
-    items = []
-    for randomization in preview_randomizations(survey).values():
-        mechanism = randomization.build_mechanism()
-        items.append(
-            AnswerItem(
-                question=randomization.question,
-                version=PREVIEW_VERSION,
-                spec=mechanism.client_spec(),
-                privacy=QuestionCost(mechanism, survey.expected_respondents),
-            )
-        )
+    n = survey.expected_respondents
+    items = [answer_item(randomization, n) for randomization in preview_randomizations(survey).values()]
     context = {
         "survey": survey,
         "preview": True,
@@ -79,15 +70,5 @@ def preview_check(request: HttpRequest, survey_id: int) -> HttpResponse:
         return JsonResponse({"error": _("The submission is not valid JSON.")}, status=400)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
-    receipt = [
-        {
-            "question": r.question.pk,
-            "text": r.question.text,
-            "version": PREVIEW_VERSION,
-            "mechanism": r.randomization.mechanism,
-            "epsilon": r.randomization.epsilon,
-            "stored": r.randomization.build_mechanism().unpack_report(r.packed),
-        }
-        for r in reports
-    ]
+    receipt = receipt_rows(reports, version=PREVIEW_VERSION)
     return JsonResponse({"receipt": receipt, "preview": True})

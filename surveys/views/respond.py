@@ -24,7 +24,8 @@ from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import cost_of
 from surveys.kinds import family
-from surveys.models import Question, Survey
+from surveys.models import Question, Randomization, Survey
+from surveys.receipts import receipt_rows
 from surveys.submissions import (
     SubmissionError,
     new_token,
@@ -76,16 +77,18 @@ def answer_items(survey: Survey) -> list[AnswerItem]:
         if randomization is None:
             with transaction.atomic():
                 randomization = actions.sync_randomization(question)
-        mechanism = randomization.build_mechanism()
-        items.append(
-            AnswerItem(
-                question=question,
-                version=randomization.version,
-                spec=mechanism.client_spec(),
-                privacy=cost_of(mechanism, survey.expected_respondents),
-            )
-        )
+        items.append(answer_item(randomization, survey.expected_respondents))
     return items
+
+
+def answer_item(randomization: Randomization, n: int) -> AnswerItem:
+    mechanism = randomization.build_mechanism()
+    return AnswerItem(
+        question=randomization.question,
+        version=randomization.version,
+        spec=mechanism.client_spec(),
+        privacy=cost_of(mechanism, n),
+    )
 
 
 def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
@@ -145,17 +148,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         do_submit(survey, parsed.nonce, reports, has_responded(request, survey), parsed.invitation)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
-    receipt = [
-        {
-            "question": r.question.pk,
-            "text": r.question.text,
-            "version": r.randomization.version,
-            "mechanism": r.randomization.mechanism,
-            "epsilon": r.randomization.epsilon,
-            "stored": r.randomization.build_mechanism().unpack_report(r.packed),
-        }
-        for r in reports
-    ]
+    receipt = receipt_rows(reports)
     response = JsonResponse({"receipt": receipt}, status=201)
     response.set_signed_cookie(
         RESPONDED_COOKIE.format(pk=survey.pk),

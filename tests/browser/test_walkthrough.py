@@ -57,7 +57,9 @@ def axe_violations(page) -> list[str]:
 
 
 def english_words(page) -> list[str]:
-    text = page.evaluate("document.body.innerText")
+    text = re.sub(
+        r"(?<![0-9a-f])[0-9a-f]{32,}(?![0-9a-f])", " ", page.evaluate("document.body.innerText")
+    )  # digests are not words
     words = set(re.findall(r"[A-Za-z][A-Za-z'-]*[A-Za-z]", text))
     return sorted(
         w for w in words if w not in ALLOWED_LATIN and not w.isupper() and not re.fullmatch(r"[a-z]?[A-Z]+s?", w)
@@ -162,3 +164,23 @@ def test_organizer_respondent_results_walkthrough(live_server, browser, db, lang
 
 def context_locale(language: str) -> str:
     return "ko-KR" if language == "ko" else "en-US"
+
+
+def test_the_builder_shows_only_the_chosen_mechanisms_knobs(live_server, page, db):
+    from tests.base import make_survey
+
+    owner = make_user("knob")
+    survey = make_survey(owner)
+    page.goto(f"{live_server.url}{reverse('login')}")
+    page.fill("[name=username]", "knob")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}{survey.get_absolute_url()}")
+    form = page.locator("#add-question form")
+    visible = lambda name: form.locator(f"[name={name}]").is_visible()  # noqa: E731
+    assert not any(visible(n) for n in ("d", "hash_count", "width"))
+    form.locator("[name=mechanism]").select_option("dbitflip")
+    assert visible("d") and not visible("hash_count")
+    form.locator("[name=mechanism]").select_option("cms")
+    assert visible("hash_count") and visible("width") and not visible("d")

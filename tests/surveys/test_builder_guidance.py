@@ -65,3 +65,46 @@ def test_phones_get_html_bars_with_the_same_numbers(client, published):
     shown = re.findall(r"<td data-estimate>([^<]+)</td>", page)
     bar_texts = re.findall(r'<span class="bar-value">([^<]+) <small>', page)
     assert bar_texts == shown
+
+
+class TestErrorWarning:
+    """A plain warning (not a block) when the expected error is too large to read anything."""
+
+    def card(self, organizer_client, organizer, expected, **question):
+        survey = make_survey(organizer, expected_respondents=expected)
+        make_question(survey, **question)
+        return organizer_client.get(survey.get_absolute_url()).content.decode()
+
+    def test_a_wide_share_band_warns_and_says_what_would_fix_it(self, organizer_client, organizer):
+        page = self.card(organizer_client, organizer, 40, epsilon=0.5, options=list("ABCDEFGH"))
+        assert "data-error-warning" in page
+        assert "expect more respondents" in page and "raise ε" in page and "offer fewer options" in page
+
+    def test_a_narrow_band_does_not_warn(self, organizer_client, organizer):
+        page = self.card(organizer_client, organizer, 5000, epsilon=2.0, options=["A", "B"])
+        assert "data-error-warning" not in page
+
+    def test_the_respondents_needed_bring_the_band_to_ten_points(self, organizer):
+        from ldp.advisor import expected_half_width
+        from surveys.costs import QuestionCost
+
+        survey = make_survey(organizer, expected_respondents=40)
+        question = make_question(survey, epsilon=0.5, options=list("ABCDEFGH"))
+        cost = QuestionCost(question.build_mechanism(), 40)
+        assert cost.too_wide
+        needed = cost.respondents_needed
+        assert (
+            expected_half_width(question.build_mechanism(), needed)
+            <= 0.10
+            < expected_half_width(question.build_mechanism(), needed - 1)
+        )
+
+
+def test_the_advisor_explains_its_choice_in_one_sentence(organizer_client, organizer):
+    survey = make_survey(organizer, expected_respondents=1000)
+    data = {"text": "Fruit?", "kind": "single", "options_text": "A\nB\nC\nD\nE", "epsilon": "1", "mechanism": "auto"}
+    response = organizer_client.post(reverse("question_add", args=[survey.pk]), data)
+    assert response.status_code == 302
+    page = organizer_client.get(survey.get_absolute_url()).content.decode()
+    sentence = re.search(r"<p data-advisor-why>([^<]+)</p>", page).group(1)
+    assert sentence.startswith("Automatic picks ") and "for 5 options at ε = 1" in sentence and "ahead of" in sentence
