@@ -33,6 +33,8 @@ from surveys.models import Question, Randomization, Survey
 
 TOKEN_SALT = "murmur.submission-token"
 TOKEN_MAX_AGE = 7 * 24 * 3600
+#: A real token is about 110 characters; anything much longer is not one.
+TOKEN_MAX_LENGTH = 512
 
 
 class SubmissionError(Exception):
@@ -57,18 +59,62 @@ def new_token(survey: Survey) -> str:
 
 
 def read_token(survey: Survey, token: Any) -> str:
-    """The nonce inside a valid token for this survey."""
+    """The nonce inside a valid token for this survey.
+
+    A token is refused unless it is short ASCII text whose signature holds and whose payload is
+    exactly the object :func:`new_token` signs; no payload, however it was made, reaches a 500.
+    """
     if not isinstance(token, str):
         raise SubmissionError(400, _("The submission has no page token."))
+    if len(token) > TOKEN_MAX_LENGTH or not token.isascii():
+        raise SubmissionError(400, _("The page token is not valid."))
     try:
         data = signing.loads(token, salt=TOKEN_SALT, max_age=TOKEN_MAX_AGE)
     except signing.SignatureExpired:
         raise SubmissionError(409, _("This page is too old. Reload it and answer again.")) from None
-    except signing.BadSignature:
+    except (signing.BadSignature, ValueError):
         raise SubmissionError(400, _("The page token is not valid.")) from None
-    if data.get("survey") != survey.pk:
+    if not isinstance(data, dict) or set(data) != {"survey", "nonce"} or not isinstance(data["nonce"], str):
+        raise SubmissionError(400, _("The page token is not valid."))
+    survey_id = data["survey"]
+    if isinstance(survey_id, bool) or survey_id != survey.pk:
         raise SubmissionError(400, _("The page token belongs to another survey."))
-    return str(data["nonce"])
+    return data["nonce"]
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names the same field twice (``json`` would silently keep the last)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _DuplicateKey
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(body: bytes) -> Any:
+    """The body as strict JSON: UTF-8, no NaN or Infinity, no field twice in one object.
+
+    Nesting deeper than the interpreter's recursion limit (about 1,000 levels) is refused: the
+    ``json`` module raises ``RecursionError`` there, which would otherwise escape as a 500.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError(400, _("The submission is not UTF-8 text.")) from None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except RecursionError:
+        raise SubmissionError(400, _("The submission is nested too deeply.")) from None
+    except _DuplicateKey:
+        raise SubmissionError(400, _("The submission names the same field twice in one object.")) from None
+    except ValueError:
+        raise SubmissionError(400, _("The submission is not valid JSON.")) from None
 
 
 @dataclass(frozen=True)
@@ -81,10 +127,7 @@ class ParsedSubmission:
 
 def parse_submission(survey: Survey, body: bytes) -> ParsedSubmission:
     """Validate a submission body completely, touching nothing."""
-    try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise SubmissionError(400, _("The submission is not valid JSON.")) from None
+    payload = parse_json(body)
     if not isinstance(payload, dict) or not {"token", "reports"} <= set(payload) <= {"token", "reports", "invite"}:
         raise SubmissionError(
             400, _("A submission is an object with the fields “token” and “reports”, and “invite” if invited.")

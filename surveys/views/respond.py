@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.signing import BadSignature
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -140,7 +140,10 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
-    survey = survey_for_submission(slug)
+    try:
+        survey = survey_for_submission(slug)
+    except Http404:
+        return JsonResponse({"error": _("There is no survey at this link, or it is not open yet.")}, status=404)
     try:
         body = read_json_body(request)
         parsed = parse_submission(survey, body)
