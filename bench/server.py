@@ -62,6 +62,7 @@ def server_environment(database_url: str) -> dict[str, str]:
         "SECURE_COOKIES": "false",  # plain HTTP on loopback
         "CONN_MAX_AGE": "60",
         "LOG_LEVEL": "WARNING",
+        "RATE_LIMITS": "false",  # wrk sends everything from one loopback address
     }
 
 

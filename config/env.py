@@ -42,3 +42,21 @@ def envcache(name: str, default: str) -> dict[str, object]:
     if url.startswith("locmem://"):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[9:] or "murmur"}
     raise ImproperlyConfigured(f"{name} must be locmem:// or redis://host:port/db, got {url!r}")
+
+
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def envrates(name: str, default: str) -> list[tuple[int, int]]:
+    """Rate limits as ``count/period`` joined by commas: ``"30/m,300/h"`` -> [(30, 60), (300, 3600)].
+
+    A period is s, m, h or d, optionally with a number before it (``"5/10m"``).
+    """
+    rates = []
+    for item in envlist(name, default):
+        count, _, period = item.partition("/")
+        number, unit = period[:-1] or "1", period[-1:]
+        if not (count.isdigit() and number.isdigit() and unit in _PERIODS and int(count) > 0 and int(number) > 0):
+            raise ImproperlyConfigured(f"{name} must look like 30/m,300/h (count/period, s m h d), got {item!r}")
+        rates.append((int(count), int(number) * _PERIODS[unit]))
+    return rates

@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from config.env import envbool, envcache, envint, envlist
+from config.env import envbool, envcache, envint, envlist, envrates
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -139,7 +139,10 @@ SECURE_COOKIES = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SECURE_COOKIES
 SECURE_HSTS_SECONDS = 0 if DEBUG else envint("SECURE_HSTS_SECONDS", "31536000")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = not DEBUG
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_PROXY", "false") else None
+# Behind a TLS-terminating proxy: trust its X-Forwarded-Proto, and take the client's address for
+# rate limits from the last X-Forwarded-For entry (the one the proxy appended).
+BEHIND_PROXY = envbool("BEHIND_PROXY", "false")
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # A styled, translated page instead of Django's bare one; it never shows the failure's reason.
@@ -148,6 +151,20 @@ CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 # Estimates, charts and (with the hardening issue) rate limits. Local memory by default; with
 # several app servers, one Redis: CACHE_URL=redis://127.0.0.1:6379/0 (REDIS_URL is read too).
 CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://"))}
+
+# Rate limits per client (surveys/ratelimits.py), counted in the cache above: a keyed hash of the
+# client's address, kept only for its window. RATE_LIMITS=false turns them all off (benchmarks).
+RATE_LIMITS_ENABLED = envbool("RATE_LIMITS", "true")
+RATE_LIMITS = {
+    # Per client and survey: an office behind one address can still answer together.
+    "submit": envrates("RATE_LIMIT_SUBMIT", "30/m,300/h"),
+    "signup": envrates("RATE_LIMIT_SIGNUP", "10/h"),
+    "public_results": envrates("RATE_LIMIT_PUBLIC_RESULTS", "60/m"),
+    # Mail-sending forms: password reset and resending the address check.
+    "mail": envrates("RATE_LIMIT_MAIL", "5/h"),
+}
+# Wrong passwords in a row, per account and per client, before logins pause for the window.
+LOGIN_FAILURES = (envint("LOGIN_FAILURE_LIMIT", "20"), envint("LOGIN_FAILURE_SECONDS", "900"))
 
 # Shards of every tally and hourly counter: a submission adds to one at random, so concurrent
 # respondents rarely wait on the same row; readers sum them (docs/deployment.md).

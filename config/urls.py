@@ -1,11 +1,23 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
+from surveys.ratelimits import login_throttled, rate_limited
+
 urlpatterns = [
+    # Both log-in forms pause after repeated wrong passwords (surveys/ratelimits.py); these patterns
+    # come before the admin's and auth's own, which they replace.
+    path("admin/login/", login_throttled(admin.site.login)),
     path("admin/", admin.site.urls),
+    path("accounts/login/", login_throttled(auth_views.LoginView.as_view()), name="login"),
+    path(
+        "accounts/password_reset/",
+        rate_limited("mail")(auth_views.PasswordResetView.as_view()),
+        name="password_reset",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     # set_language: the header's language switcher posts here; the choice is kept in a cookie.
     path("i18n/", include("django.conf.urls.i18n")),

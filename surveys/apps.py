@@ -7,3 +7,7 @@ from django.utils.translation import gettext_lazy as _
 class SurveysConfig(AppConfig):
     name = "surveys"
     verbose_name = _("Surveys")
+
+    def ready(self) -> None:
+        # Connects the login-failure counters to django.contrib.auth's signals.
+        from surveys import ratelimits  # noqa: F401

@@ -28,6 +28,7 @@ from surveys.access import get_question_for_owner, get_survey_for_owner
 from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm, question_cost
 from surveys.models import Question, Survey
 from surveys.qr import qr_svg
+from surveys.ratelimits import rate_limited
 
 BUILDER = "surveys/survey_detail.html"
 
@@ -88,6 +89,7 @@ def render_builder(request: HttpRequest, survey: Survey, fragment: str, context:
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("signup")
 def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

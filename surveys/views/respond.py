@@ -25,6 +25,7 @@ from surveys.access import get_survey_by_share_slug
 from surveys.costs import cost_of
 from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey
+from surveys.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.receipts import receipt_rows
 from surveys.submissions import (
     SubmissionError,
@@ -139,6 +140,7 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
+@rate_limited("submit", per_argument="slug", as_json=True, message=SUBMIT_WAIT)
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         survey = survey_for_submission(slug)

@@ -28,6 +28,7 @@ from surveys import charts, integrity, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
 from surveys.kinds import linear_summary
 from surveys.models import Question, Report, Survey
+from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
 from surveys.results import (
     CACHE_SECONDS,
@@ -238,6 +239,7 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
 
 
 @require_GET
+@rate_limited("public_results", methods=("GET", "HEAD"))
 @reads_results
 def public_results(request: HttpRequest, slug: str) -> HttpResponse:
     """The read-only published results: estimates and charts come from the cache once drawn."""

@@ -40,6 +40,12 @@ def real_database():
         pytest.skip("in-memory SQLite shares one connection between threads; PostgreSQL runs this in CI")
 
 
+@pytest.fixture(autouse=True)
+def no_rate_limits(settings):
+    """Thousands of submissions come from one test client here."""
+    settings.RATE_LIMITS_ENABLED = False
+
+
 def open_survey(owner, questions):
     survey = make_survey(owner, allow_repeat_responses=True)
     for text, options, mechanism, params in questions:
