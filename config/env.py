@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -60,3 +62,62 @@ def envrates(name: str, default: str) -> list[tuple[int, int]]:
             raise ImproperlyConfigured(f"{name} must look like 30/m,300/h (count/period, s m h d), got {item!r}")
         rates.append((int(count), int(number) * _PERIODS[unit]))
     return rates
+
+
+class EmailSettings(NamedTuple):
+    backend: str
+    host: str
+    port: int
+    user: str
+    password: str
+    use_tls: bool
+    use_ssl: bool
+
+
+_SMTP = "django.core.mail.backends.smtp.EmailBackend"
+_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "locmem": "django.core.mail.backends.locmem.EmailBackend",
+}
+
+
+def envemail() -> EmailSettings:
+    """Outgoing mail from ``EMAIL_URL``, else from Django's ``EMAIL_HOST``... variables, else the console.
+
+    ``EMAIL_URL``: ``smtp://user:password@host:587`` (STARTTLS unless ``?tls=false``),
+    ``smtps://user:password@host:465`` (TLS from the start), ``console://`` or ``locmem://``;
+    user and password are percent-encoded. Without it, ``EMAIL_HOST`` (with ``EMAIL_PORT``, 587;
+    ``EMAIL_HOST_USER``, ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS``, true; ``EMAIL_USE_SSL``, false)
+    selects SMTP; with neither, ``EMAIL_BACKEND`` or the console backend.
+    """
+    url = os.getenv("EMAIL_URL", "").strip()
+    if url:
+        parts = urlsplit(url)
+        if parts.scheme in _BACKENDS:
+            return EmailSettings(_BACKENDS[parts.scheme], "", 25, "", "", False, False)
+        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ImproperlyConfigured(f"EMAIL_URL must be smtp://, smtps://, console:// or locmem://, got {url!r}")
+        ssl = parts.scheme == "smtps"
+        query = {key: value.lower() for key, value in parse_qsl(parts.query)}
+        if query.get("tls", "true") not in _TRUE | _FALSE:
+            raise ImproperlyConfigured(f"EMAIL_URL's tls must be true or false, got {query['tls']!r}")
+        return EmailSettings(
+            _SMTP,
+            parts.hostname,
+            parts.port or (465 if ssl else 587),
+            unquote(parts.username or ""),
+            unquote(parts.password or ""),
+            not ssl and query.get("tls", "true") in _TRUE,
+            ssl,
+        )
+    if os.getenv("EMAIL_HOST"):
+        return EmailSettings(
+            _SMTP,
+            os.environ["EMAIL_HOST"],
+            envint("EMAIL_PORT", "587"),
+            os.getenv("EMAIL_HOST_USER", ""),
+            os.getenv("EMAIL_HOST_PASSWORD", ""),
+            envbool("EMAIL_USE_TLS", "true"),
+            envbool("EMAIL_USE_SSL", "false"),
+        )
+    return EmailSettings(os.getenv("EMAIL_BACKEND", _BACKENDS["console"]), "localhost", 25, "", "", False, False)

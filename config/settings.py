@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from config.env import envbool, envcache, envint, envlist, envrates
+from config.env import envbool, envcache, envemail, envint, envlist, envrates
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -40,6 +40,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "surveys.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -129,7 +130,18 @@ STORAGES = {
     },
 }
 
-EMAIL_BACKEND = os.getenv("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Password resets and address checks: SMTP from EMAIL_URL (smtp://user:password@host:587) or
+# Django's EMAIL_HOST... variables; the console in development (config/env.py: envemail).
+(
+    EMAIL_BACKEND,
+    EMAIL_HOST,
+    EMAIL_PORT,
+    EMAIL_HOST_USER,
+    EMAIL_HOST_PASSWORD,
+    EMAIL_USE_TLS,
+    EMAIL_USE_SSL,
+) = envemail()
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", "10")
 DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "murmur@localhost")
 
 # Production hardening; `manage.py check --deploy` is clean with DEBUG off.
@@ -145,6 +157,40 @@ BEHIND_PROXY = envbool("BEHIND_PROXY", "false")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline script or style anywhere, nothing from other origins (surveys/headers.py); in
+# development too, so that a violation shows up before production.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+# The page needs no device features; say so, so that no injected or embedded code can ask for them.
+PERMISSIONS_POLICY = ", ".join(
+    f"{feature}=()"
+    for feature in [
+        "accelerometer",
+        "autoplay",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "usb",
+        "browsing-topics",
+    ]
+)
 # A styled, translated page instead of Django's bare one; it never shows the failure's reason.
 CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 
@@ -176,10 +222,25 @@ RESULTS_POLL_SECONDS = envint("RESULTS_POLL_SECONDS", "5")
 # Request bodies: a survey submission is small; anything much larger is refused outright.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", str(256 * 1024))
 
-# Logs never carry request bodies (they hold only randomized reports anyway).
+# Logs never carry request bodies, and every line passes surveys.logs.RedactSecrets: no query
+# string, share slug or reset/check token (docs/deployment.md: what is logged, how long to keep it).
+# Django's own "django" handlers are replaced (its console handler would write unredacted lines,
+# and mail_admins would mail request details); runserver's request lines keep their format.
+LOG_LEVEL = os.getenv("LOG_LEVEL", "INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
+    "filters": {"redact": {"()": "surveys.logs.RedactSecrets"}},
+    "formatters": {
+        "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}", "style": "{"}
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["redact"]},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server", "filters": ["redact"]},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    },
 }

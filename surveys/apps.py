@@ -9,5 +9,5 @@ class SurveysConfig(AppConfig):
     verbose_name = _("Surveys")
 
     def ready(self) -> None:
-        # Connects the login-failure counters to django.contrib.auth's signals.
-        from surveys import ratelimits  # noqa: F401
+        # Connects the login-failure counters to django.contrib.auth's signals; registers the checks.
+        from surveys import checks, ratelimits  # noqa: F401

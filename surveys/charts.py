@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -17,6 +18,11 @@ INK = "#1d2230"
 ACCENT = "#3d5afe"
 MUTED = "#5b6275"
 RC = {"svg.fonttype": "none", "font.size": 10}  # keep text as text: selectable, translatable fonts
+#: Part of every cached chart's key: bump when the SVG markup changes.
+CHART_VERSION = 2
+
+_STYLE_ATTRIBUTE = re.compile(r' style="([^"]*)"')
+_STYLE_ELEMENT = re.compile(r"\s*<style[^>]*>\*\{([^}]*)\}</style>")
 
 
 def _svg(figure: Figure) -> str:
@@ -29,7 +35,29 @@ def _svg(figure: Figure) -> str:
     svg = buffer.getvalue()
     # Drop the XML prolog and fixed size so the chart scales with its container (phones).
     svg = svg[svg.index("<svg") :]
-    return svg.replace('width="', 'data-width="', 1).replace('height="', 'data-height="', 1)
+    svg = svg.replace('width="', 'data-width="', 1).replace('height="', 'data-height="', 1)
+    return without_inline_css(svg)
+
+
+def without_inline_css(svg: str) -> str:
+    """The SVG with its CSS as presentation attributes, which the page's Content-Security-Policy
+    (``style-src 'self'``, no inline styles) allows.
+
+    matplotlib writes ``style="fill: #3d5afe; opacity: 0.85"`` on each element and one
+    ``<style>*{stroke-linejoin: round; stroke-linecap: butt}</style>``. Every property it writes has
+    an SVG presentation attribute of the same name; the ``*`` rule's two properties are inherited,
+    so they move to the root ``<svg>``, below every element's own.
+    """
+
+    def attributes(declarations: str) -> str:
+        pairs = (part.split(":", 1) for part in declarations.split(";") if ":" in part)
+        return "".join(f' {name.strip()}="{value.strip()}"' for name, value in pairs)
+
+    defaults = _STYLE_ELEMENT.search(svg)
+    svg = _STYLE_ELEMENT.sub("", svg)
+    if defaults is not None:
+        svg = svg.replace("<svg ", "<svg" + attributes(defaults.group(1)) + " ", 1)
+    return _STYLE_ATTRIBUTE.sub(lambda match: attributes(match.group(1)), svg)
 
 
 def estimate_bars(labels: Sequence[str], proportions: np.ndarray, low: np.ndarray, high: np.ndarray) -> str:

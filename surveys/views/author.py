@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -288,14 +288,21 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
 
 
 @login_required
-@require_GET
+@require_POST
 def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
-    """The live cost panel for the question form's current values (htmx, on every change)."""
+    """The live cost panel for the question form's current values (htmx, on every change).
+
+    A POST, though it saves nothing: as a GET the draft's text and the form's CSRF token would
+    travel in the URL, and so into every access log on the way.
+    """
     survey = get_survey_for_owner(request.user, survey_id)
     question = None
-    if request.GET.get("question"):
-        question = get_question_for_owner(request.user, survey_id, int(request.GET["question"]))
-    form = QuestionForm(request.GET, survey=survey, question=question)
+    question_id = request.GET.get("question", "")
+    if question_id:
+        if not question_id.isdigit():
+            raise Http404
+        question = get_question_for_owner(request.user, survey_id, int(question_id))
+    form = QuestionForm(request.POST, survey=survey, question=question)
     form.is_valid()
     cost = form.cleaned_data.get("cost") if hasattr(form, "cleaned_data") else None
     context = {"survey": survey, "cost": cost, "cost_form": form, "automatic": form.chooses_automatically}

@@ -53,7 +53,7 @@ def estimate_chart(result: QuestionResult, kind: str) -> str:
     """The result's bar chart, drawn once per (randomization, tally, kind, labels, language)."""
     labels = result.question.options
     parts = [randomization_digest(result.randomization), result.digest, kind, _digest(json.dumps(labels))]
-    key = "murmur:chart:" + ":".join([*parts, get_language()])
+    key = f"murmur:chart:{charts.CHART_VERSION}:" + ":".join([*parts, get_language()])
     svg = cache.get(key)
     if svg is None:
         estimate = result.estimate(kind)  # type: ignore[arg-type]
@@ -129,7 +129,7 @@ def over_time(survey: Survey) -> tuple[int, str, str]:
     if not hourly:
         return 0, "", ""
     digest = _digest(repr(hourly))
-    key = f"murmur:over-time:{survey.pk}:{digest}:{get_language()}"
+    key = f"murmur:over-time:{charts.CHART_VERSION}:{survey.pk}:{digest}:{get_language()}"
     chart = cache.get(key)
     if chart is None:
         chart = charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly])

@@ -51,6 +51,11 @@ def page(browser):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.js_errors = errors
+    # Anything the Content-Security-Policy blocked (an inline style or script, eval, another
+    # origin) is reported on the console; every browser test fails on it.
+    violations: list[str] = []
+    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
     yield page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not violations, f"Content-Security-Policy violations: {violations}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 from ldp.advisor import recommend
 from surveys.models import Survey
 from tests.base import PASSWORD
@@ -27,7 +29,8 @@ def add_question(page, text, options=None, kind=None, epsilon=None, mechanism=No
         form.locator("[name=mechanism]").select_option(mechanism)
     count = page.locator("#questions > li[data-question]").count()
     form.locator("button[value=save]").click()
-    page.wait_for_function(f"document.querySelectorAll('#questions > li[data-question]').length === {count + 1}")
+    # Locator assertions, not wait_for_function: the page's CSP forbids the eval that one needs.
+    expect(page.locator("#questions > li[data-question]")).to_have_count(count + 1)
 
 
 def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
@@ -57,9 +60,7 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
         form.locator("[name=epsilon]").fill(epsilon)
         # The builder's default mechanism is the advisor's pick for these options and epsilon.
         expected = f"± {100 * recommend(5, float(epsilon), 1000).best.half_width:.1f}"
-        page.wait_for_function(
-            "(text) => document.querySelector('#add-question [data-half-width]')?.textContent === text", arg=expected
-        )
+        expect(page.locator("#add-question [data-half-width]")).to_have_text(expected)
         previews[epsilon] = half_width(page)
     assert previews["0.5"] > 2 * previews["2"]
     add_question(page, "Preferred meeting day?", options=["Mon", "Tue", "Wed", "Thu", "Fri"], mechanism="dbitflip")

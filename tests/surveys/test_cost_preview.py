@@ -31,7 +31,7 @@ def preview(client, survey, **params):
         "width": "128",
         **params,
     }
-    return client.get(reverse("question_cost_preview", args=[survey.pk]), data, HTTP_HX_REQUEST="true")
+    return client.post(reverse("question_cost_preview", args=[survey.pk]), data, HTTP_HX_REQUEST="true")
 
 
 def shown_half_width(html: str) -> float:
