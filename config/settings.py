@@ -223,7 +223,7 @@ RESULTS_POLL_SECONDS = envint("RESULTS_POLL_SECONDS", "5")
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", str(256 * 1024))
 
 # Logs never carry request bodies, and every line passes surveys.logs.RedactSecrets: no query
-# string, share slug or reset/check token (docs/deployment.md: what is logged, how long to keep it).
+# string, share slug or reset/confirmation token (docs/deployment.md: what is logged, how long to keep it).
 # Django's own "django" handlers are replaced (its console handler would write unredacted lines,
 # and mail_admins would mail request details); runserver's request lines keep their format.
 LOG_LEVEL = os.getenv("LOG_LEVEL", "INFO")

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
+from surveys.accounts import LocalizedPasswordResetForm
 from surveys.ratelimits import login_throttled, rate_limited
 
 urlpatterns = [
@@ -15,7 +16,13 @@ urlpatterns = [
     path("accounts/login/", login_throttled(auth_views.LoginView.as_view()), name="login"),
     path(
         "accounts/password_reset/",
-        rate_limited("mail")(auth_views.PasswordResetView.as_view()),
+        rate_limited("mail")(
+            auth_views.PasswordResetView.as_view(
+                form_class=LocalizedPasswordResetForm,
+                email_template_name="registration/password_reset_email.txt",
+                subject_template_name="registration/password_reset_subject.txt",
+            )
+        ),
         name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys import invitations
+from surveys import accounts, invitations
 from surveys.models import Question, Randomization, Report, Survey
 
 
@@ -168,6 +168,10 @@ def do_duplicate_survey(survey: Survey) -> Survey:
 def open_problems(survey: Survey) -> list[str]:
     """Why the survey cannot be opened as it stands (empty when it can)."""
     problems = []
+    if not accounts.may_publish(survey.owner):
+        problems.append(
+            _("Confirm your email address: open the link we mailed you (“Your surveys” can send it again).")
+        )
     questions = list(survey.questions.all())
     if not questions:
         problems.append(_("Add at least one question."))

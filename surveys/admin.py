@@ -7,7 +7,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from surveys.models import Question, Randomization, Survey
+from surveys.models import Account, Question, Randomization, Survey
 
 
 class QuestionInline(admin.TabularInline):
@@ -64,3 +64,14 @@ class QuestionAdmin(admin.ModelAdmin):
     @admin.display(description=_("reports"), ordering="n_reports")
     def report_count(self, question: Question) -> int:
         return question.n_reports  # type: ignore[attr-defined]
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    """Staff may confirm an organizer's address by hand (e.g. when mail does not arrive)."""
+
+    list_display = ("user", "email_confirmed", "language")
+    list_filter = ("email_confirmed",)
+    search_fields = ("user__username", "user__email")
+    fields = ("user", "email_confirmed", "language")
+    readonly_fields = ("user",)

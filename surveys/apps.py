@@ -9,5 +9,6 @@ class SurveysConfig(AppConfig):
     verbose_name = _("Surveys")
 
     def ready(self) -> None:
-        # Connects the login-failure counters to django.contrib.auth's signals; registers the checks.
-        from surveys import checks, ratelimits  # noqa: F401
+        # Connects the login-failure counters and the mail language to django.contrib.auth's
+        # signals; registers the deployment checks.
+        from surveys import accounts, checks, ratelimits  # noqa: F401

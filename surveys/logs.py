@@ -7,7 +7,7 @@ Every handler of Murmur's logging (``settings.LOGGING``) passes records through
   the form's CSRF token as one; it is a POST now, but no GET form's fields reach a log either);
 - a share link's or a published results page's slug becomes ``[slug]``: it is the survey's
   capability, and whoever reads the log should not be able to answer or read the survey;
-- a password-reset or address-check link's tokens become ``[token]``.
+- a password-reset or address-confirmation link's tokens become ``[token]``.
 
 Submission bodies (page tokens, reports) and form posts are never logged: Django logs a request's
 method, path, status and size, and the path is redacted as above. docs/deployment.md lists what is
@@ -22,7 +22,7 @@ import re
 _PATTERNS = [
     (re.compile(r"\?[^\s\"']*"), "?[…]"),
     (re.compile(r"(/[sr]/)[^/\s\"'?]+"), r"\1[slug]"),
-    (re.compile(r"(/accounts/(?:reset|verify)/)[^\s\"'?]+"), r"\1[token]"),
+    (re.compile(r"(/accounts/(?:reset|confirm)/)[^\s\"'?]+"), r"\1[token]"),
 ]
 
 

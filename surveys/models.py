@@ -383,3 +383,20 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation to {self.survey} ({'used' if self.used else 'unused'})"
+
+
+class Account(models.Model):
+    """What Murmur keeps about an organizer beside Django's user: whether the email address given
+    at sign-up was confirmed, and the language Murmur's mail to them is written in.
+
+    Sign-up creates one, unconfirmed; until its address is confirmed the account may build surveys
+    but not open them. Users without one (made by staff, ``createsuperuser`` or the demo) are
+    trusted as they are.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account")
+    email_confirmed = models.BooleanField(_("email address confirmed"), default=False)
+    language = models.CharField(_("language of mail"), max_length=10, choices=settings.LANGUAGES, default="en")
+
+    def __str__(self) -> str:
+        return f"account of {self.user}"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import author, home, invitations, preview, respond, results, transparency
+from surveys.views import accounts, author, home, invitations, preview, respond, results, transparency
 
 
 class ExportFormat:
@@ -20,6 +20,8 @@ register_converter(ExportFormat, "format")
 urlpatterns = [
     path("", home.home, name="home"),
     path("accounts/signup/", author.signup, name="signup"),
+    path("accounts/confirm/", accounts.resend_confirmation, name="resend_confirmation"),
+    path("accounts/confirm/<str:token>/", accounts.confirm_email, name="confirm_email"),
     path("surveys/", author.survey_list, name="survey_list"),
     path("surveys/new/", author.survey_create, name="survey_create"),
     path("surveys/<int:survey_id>/", author.survey_detail, name="survey_detail"),

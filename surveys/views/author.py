@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
@@ -25,8 +26,9 @@ from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import recommend_mean
 from surveys import actions
 from surveys.access import get_question_for_owner, get_survey_for_owner
+from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm, question_cost
-from surveys.models import Question, Survey
+from surveys.models import Account, Question, Survey
 from surveys.qr import qr_svg
 from surveys.ratelimits import rate_limited
 
@@ -94,8 +96,17 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
+        Account.objects.create(user=user, language=get_language())
+        send_confirmation(request, user)
         login(request, user)
-        messages.success(request, _("Welcome to Murmur. Create your first survey."))
+        messages.success(
+            request,
+            _(
+                "Welcome to Murmur. We sent a link to %(email)s: open it to confirm your address. You can "
+                "build surveys now and open them to respondents once it is confirmed."
+            )
+            % {"email": user.email},
+        )
         return redirect("survey_list")
     return render(request, "registration/signup.html", {"form": form})
 
@@ -107,7 +118,8 @@ def signup(request: HttpRequest) -> HttpResponse:
 @require_GET
 def survey_list(request: HttpRequest) -> HttpResponse:
     surveys = Survey.objects.filter(owner=request.user).prefetch_related("questions")
-    return render(request, "surveys/survey_list.html", {"surveys": surveys})
+    context = {"surveys": surveys, "email_unconfirmed": email_unconfirmed(request.user)}
+    return render(request, "surveys/survey_list.html", context)
 
 
 @login_required

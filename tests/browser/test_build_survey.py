@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from django.core import mail
 from playwright.sync_api import expect
 
 from ldp.advisor import recommend
@@ -36,10 +37,16 @@ def add_question(page, text, options=None, kind=None, epsilon=None, mechanism=No
 def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
     page.goto(f"{live_server.url}/accounts/signup/")
     page.fill("[name=username]", "olivia")
+    page.fill("[name=email]", "olivia@example.org")
     page.fill("[name=password1]", PASSWORD)
     page.fill("[name=password2]", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url("**/surveys/")
+    # The address is confirmed from the mailed link before a survey can open.
+    link = re.search(r"https?://\S+/accounts/confirm/\S+", mail.outbox[-1].body).group(0)
+    page.goto(link)
+    page.wait_for_url("**/surveys/")
+    assert "Your email address is confirmed" in page.text_content("main")
 
     page.click("text=New survey")
     page.fill("[name=title]", "Office survey")

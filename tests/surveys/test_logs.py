@@ -162,7 +162,7 @@ def test_no_secret_or_form_text_reaches_a_log_line(server):
         ("Not Found: /s/AbC-_9/", "Not Found: /s/[slug]/"),
         ("Bad Request: /r/AbC-_9/", "Bad Request: /r/[slug]/"),
         ('"GET /accounts/reset/MQ/abc-123/ HTTP/1.1" 302 0', '"GET /accounts/reset/[token] HTTP/1.1" 302 0'),
-        ('"GET /accounts/verify/e30:1v:sig/ HTTP/1.1" 302 0', '"GET /accounts/verify/[token] HTTP/1.1" 302 0'),
+        ('"GET /accounts/confirm/e30:1v:sig/ HTTP/1.1" 302 0', '"GET /accounts/confirm/[token] HTTP/1.1" 302 0'),
         ('"GET /surveys/3/results/ HTTP/1.1" 200 5', '"GET /surveys/3/results/ HTTP/1.1" 200 5'),
     ],
 )

@@ -38,7 +38,12 @@ def run_check_deploy(env_overrides):
 
 def test_deploy_check_is_clean_with_production_settings():
     result = run_check_deploy(
-        {"DEBUG": "false", "SECRET_KEY": "x" * 60 + "production-only-Zq9", "ALLOWED_HOSTS": "murmur.example"}
+        {
+            "DEBUG": "false",
+            "SECRET_KEY": "x" * 60 + "production-only-Zq9",
+            "ALLOWED_HOSTS": "murmur.example",
+            "EMAIL_URL": "smtp://murmur:secret@mail.example:587",
+        }
     )
     assert result.returncode == 0, result.stderr
 
