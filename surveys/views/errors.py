@@ -7,10 +7,15 @@ cookies), never why the check failed.
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     # ``reason`` is Django's diagnostic; it stays in the server log, not on the page.
+    if request.content_type == "application/json":
+        # The submit API answers every refusal in JSON, this one too.
+        message = _("This page expired for your security. Reload it and answer again.")
+        return JsonResponse({"error": message}, status=403)
     return render(request, "403_csrf.html", status=403)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from django.core import signing
+from django.test import Client
 from django.urls import reverse
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -295,3 +296,12 @@ def test_an_unknown_link_gets_a_json_404(client, survey):
     response = client.post(reverse("submit", args=["no-such-survey"]), b"{}", content_type="application/json")
     assert response.status_code == 404
     assert response.json()["error"]
+
+
+def test_a_submission_without_its_csrf_token_gets_a_json_403(survey):
+    client = Client(enforce_csrf_checks=True)
+    body = json.dumps({"token": new_token(survey), "reports": valid_items(survey)})
+    response = client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json")
+    assert response.status_code == 403
+    assert response.json()["error"] == "This page expired for your security. Reload it and answer again."
+    assert stored_counts() == (0, 0, 0, 0)
