@@ -31,7 +31,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -72,23 +73,39 @@ def client_key(request: HttpRequest, *scope: str) -> str:
 def hit(name: str, subject: str, rates: Iterable[Rate], now: float | None = None) -> int | None:
     """Count one request of ``subject`` against ``rates``; the seconds to wait if over any, else None."""
     now = time.time() if now is None else now
+    rates = list(rates)
+    keys = [f"rl:{name}:{seconds}:{subject}" for _, seconds in rates]
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        return _hit_redis(backend, keys, rates)
     wait = None
-    for count, seconds in rates:
-        used = _increment(f"rl:{name}:{seconds}:{subject}", seconds, now)
-        if used > count:
-            wait = max(wait or 0, _seconds_left(f"rl:{name}:{seconds}:{subject}", seconds, now))
+    for key, (count, seconds) in zip(keys, rates, strict=True):
+        if _increment(key, seconds, now) > count:
+            wait = max(wait or 0, _seconds_left(key, seconds, now))
     return wait
 
 
+def _hit_redis(backend: RedisCache, keys: list[str], rates: list[Rate]) -> int | None:
+    """The same count in one round trip: INCR, EXPIRE NX (only a new key gets its window), TTL."""
+    names = [backend.make_and_validate_key(key) for key in keys]
+    pipeline = backend._cache.get_client(names[0], write=True).pipeline(transaction=False)
+    for name, (_, seconds) in zip(names, rates, strict=True):
+        pipeline.incr(name).expire(name, seconds, nx=True).ttl(name)
+    results = pipeline.execute()
+    waits = [max(1, int(results[3 * i + 2])) for i, (count, _) in enumerate(rates) if int(results[3 * i]) > count]
+    return max(waits) if waits else None
+
+
 def _increment(key: str, seconds: int, now: float) -> int:
-    if cache.add(key, 0, timeout=seconds):
-        cache.set(f"{key}:opened", now, timeout=seconds)
+    """Add one to the window's count; open a window (count 1, expiring in ``seconds``) if none is."""
     try:
+        return int(cache.incr(key))  # the common case: one operation
+    except ValueError:  # no open window
+        pass
+    if not cache.add(key, 1, timeout=seconds):  # another request opened it meanwhile
         return int(cache.incr(key))
-    except ValueError:  # expired between add and incr: a new window
-        cache.set(key, 1, timeout=seconds)
-        cache.set(f"{key}:opened", now, timeout=seconds)
-        return 1
+    cache.set(f"{key}:opened", now, timeout=seconds)
+    return 1
 
 
 def _seconds_left(key: str, seconds: int, now: float) -> int:

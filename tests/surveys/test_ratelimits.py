@@ -5,6 +5,8 @@ their window."""
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import time
 
 import numpy as np
@@ -19,7 +21,7 @@ from django.urls import reverse
 from config.env import envrates
 from surveys import actions
 from surveys.models import Submission
-from surveys.ratelimits import client_address
+from surveys.ratelimits import client_address, hit
 from surveys.submissions import new_token
 from tests.base import PASSWORD, make_question, make_survey, make_user
 
@@ -234,3 +236,36 @@ def test_rates_are_read_from_the_environment(monkeypatch):
         monkeypatch.setenv("RATE_TEST", bad)
         with pytest.raises(ImproperlyConfigured):
             envrates("RATE_TEST", "")
+
+
+REDIS_URL = os.getenv("MURMUR_TEST_REDIS_URL", "redis://127.0.0.1:6379/5")
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The default cache on Redis under a prefix of its own (skipped where no Redis answers)."""
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.exceptions.ConnectionError:
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    prefix = f"murmur-test-{secrets.token_hex(4)}"
+    backend = "django.core.cache.backends.redis.RedisCache"
+    settings.CACHES = {"default": {"BACKEND": backend, "LOCATION": REDIS_URL, "KEY_PREFIX": prefix}}
+    yield caches["default"]
+    client = caches["default"]._cache.get_client()
+    for key in client.scan_iter(f"{prefix}:*"):
+        client.delete(key)
+
+
+def test_on_redis_a_counter_opens_its_window_once_and_reports_the_wait(redis_cache):
+    rates = [(2, 60), (3, 3600)]
+    assert [hit("t", "client", rates) for _ in range(2)] == [None, None]
+    assert 0 < hit("t", "client", rates) <= 60  # third in the minute
+    assert hit("t", "other", rates) is None
+    client = redis_cache._cache.get_client()
+    for seconds in (60, 3600):
+        key = redis_cache.make_and_validate_key(f"rl:t:{seconds}:client")
+        assert int(client.get(key)) == 3
+        assert 0 < client.ttl(key) <= seconds  # set when the window opened, never extended
