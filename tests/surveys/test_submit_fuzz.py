@@ -2,11 +2,12 @@
 
 Bodies are drawn from every family that broke or could break parsing: arbitrary bytes, text that
 is not UTF-8, arbitrary JSON of every type, nesting from hundreds to 100,000 levels, long arrays,
-duplicate keys, NaN and huge numbers, valid submissions with one field of one report replaced by a
-value of another type, garbled tokens, and tokens properly signed (as by someone holding the key)
-around payloads that are not the object the server signs. Each answer must be a 4xx with a JSON
-sentence saying why, and a refused body must store nothing; a body that happens to be valid may
-be stored once (201). The fast suite runs a few hundred cases; the statistical suite 10,000.
+duplicate keys, NaN and huge numbers, invitation tokens never made, valid submissions with one
+field of one report replaced by a value of another type, garbled tokens, and tokens properly
+signed (as by someone holding the key) around payloads that are not the object the server signs.
+Each answer must be a 4xx with a JSON sentence saying why, and a refused body must store nothing;
+a body that happens to be valid may be stored once (201). The fast suite runs a few hundred
+cases; the statistical suite 10,000.
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ def submissions(draw: Any, survey: Any) -> bytes:
     payload: dict[str, Any] = {"token": token, "reports": reports}
     if part == "extra":
         payload[draw(st.text(max_size=8))] = draw(json_values)
+    if draw(st.booleans()) and draw(st.booleans()):
+        # An invitation token that was never made (or is not even text).
+        payload["invite"] = draw(st.one_of(json_values, st.text(min_size=16, max_size=64)))
     text = json.dumps(payload, allow_nan=False)
     if '{"__deep__": ' in text:
         start = text.index('{"__deep__": ')
