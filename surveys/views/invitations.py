@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from surveys import invitations
 from surveys.access import get_survey_for_owner
+from surveys.accounts import may_publish
 from surveys.forms import InvitationEmailsForm, InvitationLinksForm
 from surveys.models import Survey
 
@@ -60,6 +61,8 @@ def invitation_links(request: HttpRequest, survey_id: int) -> HttpResponse:
 @require_POST
 def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
+    if not may_publish(request.user):
+        return refuse_unconfirmed(request, survey)
     form = InvitationEmailsForm(request.POST)
     if not form.is_valid():
         return render(request, PAGE, page_context(request, survey, emails_form=form), status=400)
@@ -89,6 +92,8 @@ def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
 @require_POST
 def invitation_reminders(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
+    if not may_publish(request.user):
+        return refuse_unconfirmed(request, survey)
     try:
         sent = invitations.remind_unused(survey, share_url(request, survey))
     except OSError:
@@ -101,4 +106,10 @@ def invitation_reminders(request: HttpRequest, survey_id: int) -> HttpResponse:
         ngettext("Sent %(count)s reminder with a new link.", "Sent %(count)s reminders with new links.", sent)
         % {"count": sent},
     )
+    return redirect("invitations", survey.pk)
+
+
+def refuse_unconfirmed(request: HttpRequest, survey: Survey) -> HttpResponse:
+    """Murmur mails no one for an account whose own address is unconfirmed (no spam relay)."""
+    messages.error(request, _("Confirm your email address before Murmur mails invitations for you."))
     return redirect("invitations", survey.pk)

@@ -185,3 +185,14 @@ def test_password_reset_by_email(client, organizer):
     client.post(set_url, {"new_password1": "reset Password 42!", "new_password2": "reset Password 42!"})
     organizer.refresh_from_db()
     assert organizer.check_password("reset Password 42!")
+
+
+def test_an_unconfirmed_account_cannot_have_murmur_mail_invitations(client, db, mailoutbox):
+    sign_up(client)
+    survey = make_survey(get_user_model().objects.get(username="dana"), invite_only=True)
+    mailoutbox.clear()
+    for name in ("invitation_emails", "invitation_reminders"):
+        response = client.post(reverse(name, args=[survey.pk]), {"emails": "victim@example.org"}, follow=True)
+        assert "Confirm your email address before Murmur mails invitations for you." in response.content.decode()
+    assert mailoutbox == []
+    assert not survey.invitations.exists()
