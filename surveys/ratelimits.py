@@ -74,6 +74,8 @@ def hit(name: str, subject: str, rates: Iterable[Rate], now: float | None = None
     """Count one request of ``subject`` against ``rates``; the seconds to wait if over any, else None."""
     now = time.time() if now is None else now
     rates = list(rates)
+    if not rates:
+        return None
     keys = [f"rl:{name}:{seconds}:{subject}" for _, seconds in rates]
     backend = caches["default"]
     if isinstance(backend, RedisCache):

@@ -206,6 +206,12 @@ def test_counters_hold_no_address_and_expire_with_their_window(survey, organizer
         assert 0 < seconds_left <= 3600
 
 
+def test_a_name_without_limits_is_not_limited(survey, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "submit": []}
+    client = client_at("203.0.113.7")
+    assert [submit(client, survey).status_code for _ in range(3)] == [201, 201, 201]
+
+
 def test_rate_limits_can_be_switched_off(survey, settings):
     settings.RATE_LIMITS_ENABLED = False
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "submit": [(1, 60)]}
