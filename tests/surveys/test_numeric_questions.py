@@ -84,7 +84,7 @@ def test_the_cost_preview_compares_every_numeric_mechanism_and_says_why(organize
     url = reverse("question_cost_preview", args=[survey.pk])
     for epsilon, regime in (("0.5", "Below ε ≈ 1.29"), ("3", "Above ε ≈ 1.29")):
         params = {"text": "x", "kind": "numeric", "range_low": "0", "range_high": "10", "epsilon": epsilon}
-        html = organizer_client.get(url, {**params, "mechanism": "piecewise"}).content.decode()
+        html = organizer_client.post(url, {**params, "mechanism": "piecewise"}).content.decode()
         assert regime in html
         for label in ("Laplace (discrete)", "1BitMean (Microsoft)", "Piecewise", "Hybrid (Duchi + Piecewise)"):
             assert label in html
@@ -99,8 +99,8 @@ def test_the_rating_preview_recommends_an_estimate(organizer_client, organizer):
     survey = make_survey(organizer, expected_respondents=100)
     url = reverse("question_cost_preview", args=[survey.pk])
     base = {"text": "x", "kind": "rating", "epsilon": "0.5", "mechanism": "auto"}
-    assert "Recommended: the mean" in organizer_client.get(url, {**base, "scale": "1-7"}).content.decode()
-    assert "Net Promoter Score" in organizer_client.get(url, {**base, "scale": "0-10"}).content.decode()
+    assert "Recommended: the mean" in organizer_client.post(url, {**base, "scale": "1-7"}).content.decode()
+    assert "Net Promoter Score" in organizer_client.post(url, {**base, "scale": "0-10"}).content.decode()
 
 
 @pytest.fixture
@@ -270,7 +270,7 @@ def test_number_and_rating_pages_speak_korean(client, organizer_client, survey):
         assert korean in dashboard
     assert_korean_only(dashboard)
     url = reverse("question_cost_preview", args=[survey.pk])
-    preview = organizer_client.get(
+    preview = organizer_client.post(
         url,
         {"text": "x", "kind": "numeric", "range_low": "0", "range_high": "10", "epsilon": "0.5", "mechanism": "auto"},
         **KOREAN,
