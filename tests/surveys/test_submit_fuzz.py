@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission, TallyCell
 from surveys.submissions import TOKEN_SALT, new_token
-from tests.base import make_question, make_survey
+from tests.base import make_number_question, make_question, make_survey
 
 QUICK_CASES = 300
 LONG_CASES = 10_000
@@ -47,6 +47,8 @@ def survey(organizer, settings):
         mechanism_params={"hash_count": 4, "width": 8, "hash_seed": 0},
     )
     make_question(survey, text="Pet?", options=["Cat", "Dog", "Fish", "Bird", "Frog"], mechanism="olh")
+    make_question(survey, text="Rate us", kind="rating", options=["1", "2", "3", "4", "5"], scale="1-5")
+    make_number_question(survey, text="Age?", lo=18, hi=90)
     actions.do_open_survey(survey)
     return survey
 
@@ -56,7 +58,8 @@ def valid_items(survey: Any) -> list[dict[str, Any]]:
     for question in survey.questions.all():
         randomization = question.current_randomization()
         mechanism = randomization.build_mechanism()
-        packed = mechanism.randomize(np.array([0]), rng=0)[0].tobytes()
+        value = randomization.question.range_low if randomization.question.kind == "numeric" else 0
+        packed = mechanism.randomize(np.array([value]), rng=0)[0].tobytes()
         items.append(
             {"question": question.pk, "version": randomization.version, "report": mechanism.unpack_report(packed)}
         )
@@ -309,3 +312,11 @@ def test_a_submission_without_its_csrf_token_gets_a_json_403(survey):
     assert response.status_code == 403
     assert response.json()["error"] == "This page expired for your security. Reload it and answer again."
     assert stored_counts() == (0, 0, 0, 0)
+
+
+def test_the_fuzzers_starting_point_is_a_valid_submission(client, survey):
+    """Every mutation starts from this body, so the fuzz probes just past what is accepted."""
+    body = json.dumps({"token": new_token(survey), "reports": valid_items(survey)})
+    response = client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert stored_counts()[1] == survey.questions.count() == 6
