@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 __all__ = [
     "EPSILON_MAX",
@@ -31,6 +31,7 @@ __all__ = [
     "check_epsilon",
     "gdp_delta",
     "gdp_mu",
+    "memoized_bit_log_ratios",
     "posterior_bound",
     "worst_case_log_ratio",
 ]
@@ -130,3 +131,40 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     0.2681
     """
     return float(optimize.brentq(lambda mu: gdp_delta(epsilon, mu) - delta, 1e-6, 50.0, xtol=1e-14, rtol=1e-14))
+
+
+def memoized_bit_log_ratios(
+    permanent: tuple[float, float], instant: tuple[float, float], rounds: int
+) -> tuple[float, float]:
+    """Worst log-ratios of ``rounds`` reports of one bit whose permanent layer is memoized.
+
+    The true bit b gives a permanent bit b' that is 1 with probability ``permanent[b]`` and is kept
+    for every round; each round reports a fresh bit that is 1 with probability ``instant[b']``.
+    The rounds' bits matter through their number of ones s, with likelihood
+    L_b(s) = permanent[b] q^s (1 - q)^(r - s) + (1 - permanent[b]) p^s (1 - p)^(r - s), (p, q) = instant.
+    Returns (max_s ln L_1(s)/L_0(s), max_s ln L_0(s)/L_1(s)), exact. As r grows an observer learns
+    b' and both tend to the permanent layer's own log-ratios; at r = 1 they are one report's.
+
+    >>> a, b = memoized_bit_log_ratios((0.25, 0.75), (0.0, 1.0), 3)  # instant layer reveals b'
+    >>> round(a, 12), round(b, 12)
+    (1.098612288668, 1.098612288668)
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    low, high = permanent
+    p, q = instant
+    s = np.arange(rounds + 1)
+    # xlogy: 0 log 0 = 0, so deterministic instant layers (p = 0, q = 1) are allowed.
+    log_q = special.xlogy(s, q) + special.xlogy(rounds - s, 1 - q)
+    log_p = special.xlogy(s, p) + special.xlogy(rounds - s, 1 - p)
+
+    def log_likelihood(one: float) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.logaddexp(np.log(one) + log_q, np.log1p(-one) + log_p)
+
+    first, second = log_likelihood(high), log_likelihood(low)
+    possible = np.isfinite(first) & np.isfinite(second)
+    if np.any(np.isfinite(first) != np.isfinite(second)):
+        return math.inf, math.inf
+    difference = first[possible] - second[possible]
+    return float(difference.max()), float(-difference.min())
