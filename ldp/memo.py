@@ -1,0 +1,246 @@
+"""Memoization for recurring surveys: the Python mirror of ``static/ldp/memo.js``.
+
+A respondent who answers the same question every week must not leak more every week. RAPPOR
+(ref. 1) and Microsoft's telemetry (ref. 2) split each report into two layers:
+
+* a **permanent** layer, computed once per (survey series, question, true value) and reused:
+  RAPPOR's PRR B', dBitFlip's bits for its sampled buckets, 1BitMean's bit for the grid point
+  that alpha-point rounding gives (seed 004, formulas 3-5);
+* an **instantaneous** layer drawn fresh for every round on top of it: RAPPOR's IRR (p, q), and
+  for dBitFlip and 1BitMean a flip of each memoized bit with probability gamma (seed 004,
+  formula 5), so that an observer cannot tell from two rounds whether the answer changed.
+
+The browser keeps no table of memoized responses: it derives them from a **device secret**
+(32 random bytes that never leave the browser) with HMAC-SHA-256, so the same secret and the same
+(series, question, value) always give the same permanent layer, and a new value gives a fresh,
+independent one. :class:`HmacStream` turns
+HMAC(secret, encode_fields("murmur-memo-v1", purpose, series, question, *extra) || counter) for
+counters 0..15 into 128 uniform 32-bit words, consumed exactly as ``static/ldp/randomize.js``
+consumes a random source (rejection for integers, 53 bits for a uniform number), so Python and
+the browser derive identical responses; to anyone without the secret they are draws from the
+mechanism's distribution (HMAC as a pseudorandom function). Per-respondent choices that must not
+depend on the value are keyed without it: RAPPOR's cohort, dBitFlip's sampled buckets, the
+alpha threshold.
+
+Privacy (exact, :mod:`ldp.privacy`):
+
+* one round: the two layers composed (:func:`dbitflip_round_epsilon`, :func:`one_bit_round_epsilon`,
+  :meth:`ldp.mechanisms.rappor.Rappor.epsilon_one_report`);
+* r rounds of one value: :func:`ldp.privacy.memoized_bit_log_ratios` per bit, which tends to
+* epsilon_inf, the permanent layer's epsilon (the mechanism's own, or RAPPOR's 2h ln((1 - f/2)/(f/2))),
+  whatever the number of rounds. A respondent whose answer takes several values spends
+  epsilon_inf for each distinct value (distinct grid point for 1BitMean); without memoization r
+  rounds spend r times the one-round epsilon (sequential composition).
+
+References
+----------
+1. U. Erlingsson, V. Pihur, A. Korolova. "RAPPOR." CCS 2014, sections 3 and 4.
+2. B. Ding, J. Kulkarni, S. Yekhanin. "Collecting telemetry data privately." NeurIPS 2017,
+   sections 3-4 (alpha-point rounding, memoization, output perturbation).
+3. Seed 004 (Jeong, Hong, Seo 2020), section 3.3, formulas (3)-(5).
+4. H. Krawczyk, M. Bellare, R. Canetti. "HMAC." RFC 2104, 1997.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from typing import Any
+
+import numpy as np
+
+from ldp.mechanisms.bitflip import DBitFlip
+from ldp.mechanisms.rappor import Rappor
+from ldp.numeric.one_bit import OneBitMean
+from ldp.privacy import memoized_bit_log_ratios
+from ldp.text import encode_fields
+
+__all__ = [
+    "MEMO_DOMAIN",
+    "HmacStream",
+    "dbitflip_epsilon_after_rounds",
+    "dbitflip_round_epsilon",
+    "flip_bits",
+    "memoized_cohort",
+    "memoized_dbitflip",
+    "memoized_one_bit",
+    "memoized_prr",
+    "one_bit_epsilon_after_rounds",
+    "one_bit_round_epsilon",
+]
+
+MEMO_DOMAIN = "murmur-memo-v1"
+BLOCKS = 16
+TWO_POW_32 = 2**32
+TWO_POW_53 = 2**53
+
+
+class StreamExhausted(RuntimeError):
+    """More words were asked of an HmacStream than it holds (probability below 2^-60 in use)."""
+
+
+class HmacStream:
+    """Deterministic uniform 32-bit words from a device secret and a label (see the module docstring).
+
+    >>> stream = HmacStream(bytes(32), "cohort", "series-1", "q1")
+    >>> stream.uniform_int(64)
+    63
+    """
+
+    def __init__(self, secret: bytes, purpose: str, series: str, question: str, *extra: str | int) -> None:
+        if not isinstance(secret, bytes) or len(secret) < 16:
+            raise ValueError("secret must be at least 16 bytes")
+        message = encode_fields(MEMO_DOMAIN, purpose, series, question, *extra)
+        blocks = b"".join(
+            hmac.new(secret, message + block.to_bytes(4, "big"), hashlib.sha256).digest() for block in range(BLOCKS)
+        )
+        self._words = [int.from_bytes(blocks[i : i + 4], "big") for i in range(0, len(blocks), 4)]
+        self._next = 0
+
+    def word(self) -> int:
+        if self._next >= len(self._words):
+            raise StreamExhausted("the memo stream ran out of words")
+        self._next += 1
+        return self._words[self._next - 1]
+
+    def uniform_int(self, bound: int) -> int:
+        """Uniform in [0, bound), bound <= 2^32, by rejection: randomize.js's uniformInt."""
+        limit = TWO_POW_32 - TWO_POW_32 % bound
+        while True:
+            word = self.word()
+            if word < limit:
+                return word % bound
+
+    def uniform_integer(self, bound: int) -> int:
+        """Uniform in [0, bound), bound <= 2^53: numeric.js's uniformInteger."""
+        if bound <= TWO_POW_32:
+            return self.uniform_int(bound)
+        limit = TWO_POW_53 - TWO_POW_53 % bound
+        while True:
+            value = (self.word() >> 11) * TWO_POW_32 + self.word()
+            if value < limit:
+                return value % bound
+
+    def uniform_unit(self) -> float:
+        """A uniform number in [0, 1) from 53 bits: randomize.js's uniformUnit."""
+        high, low = self.word() >> 5, self.word() >> 6
+        return (high * 67108864 + low) / TWO_POW_53
+
+
+def memoized_cohort(secret: bytes, series: str, question: str, cohorts: int) -> int:
+    """The respondent's RAPPOR cohort for a question of a series (independent of the answer)."""
+    return HmacStream(secret, "cohort", series, question).uniform_int(cohorts)
+
+
+def memoized_prr(secret: bytes, series: str, question: str, value: str, mechanism: Rappor) -> tuple[int, np.ndarray]:
+    """(cohort, B'): RAPPOR's permanent randomized response of ``value`` (normalized text).
+
+    Per bit, u uniform in [0, 1): 1 if u < f/2, 0 if u < f, else the Bloom filter's bit.
+    """
+    cohort = memoized_cohort(secret, series, question, mechanism.cohorts)
+    bloom = mechanism.bloom_filter(value, cohort)
+    stream = HmacStream(secret, "prr", series, question, value)
+    permanent = np.empty(mechanism.bits, dtype=np.uint8)
+    for i in range(mechanism.bits):
+        u = stream.uniform_unit()
+        permanent[i] = 1 if u < mechanism.f / 2 else 0 if u < mechanism.f else bloom[i]
+    return cohort, permanent
+
+
+def memoized_dbitflip(
+    secret: bytes, series: str, question: str, value: int, mechanism: DBitFlip
+) -> tuple[list[int], list[int]]:
+    """(buckets, bits): dBitFlip's sampled buckets (fixed per respondent) and memoized bits for ``value``.
+
+    Buckets: the first d of a partial Fisher-Yates shuffle, sorted (as randomizeDBitFlip draws them).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < mechanism.k:
+        raise ValueError(f"value must be an option index in [0, {mechanism.k}), got {value!r}")
+    stream = HmacStream(secret, "buckets", series, question)
+    order = list(range(mechanism.k))
+    for i in range(mechanism.d):
+        swap = i + stream.uniform_int(mechanism.k - i)
+        order[i], order[swap] = order[swap], order[i]
+    buckets = sorted(order[: mechanism.d])
+    stream = HmacStream(secret, "dbitflip", series, question, value)
+    p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
+    bits = [int(stream.uniform_unit() < (p1 if bucket == value else p0)) for bucket in buckets]
+    return buckets, bits
+
+
+def memoized_alpha(secret: bytes, series: str, question: str) -> float:
+    """The respondent's alpha-point threshold in [0, 1) for a question (independent of the answer)."""
+    return HmacStream(secret, "alpha", series, question).uniform_unit()
+
+
+def memoized_one_bit(secret: bytes, series: str, question: str, value: float, mechanism: OneBitMean) -> tuple[int, int]:
+    """(grid point, memoized bit): alpha-point rounding with the kept alpha, then 1BitMean's bit for that point.
+
+    The bit is 1 iff a uniform integer in [0, D) falls below A + k m (:mod:`ldp.numeric.one_bit`).
+    """
+    alpha = memoized_alpha(secret, series, question)
+    point = int(mechanism.round_to_grid([value], alpha=[alpha])[0])
+    stream = HmacStream(secret, "1bitmean", series, question, point)
+    bit = int(stream.uniform_integer(mechanism.denominator) < mechanism.base + point * mechanism.slope)
+    return point, bit
+
+
+def flip_bits(bits: Any, gamma: float, *, rng: Any = None) -> np.ndarray:
+    """The instantaneous layer of dBitFlip and 1BitMean: each bit flipped with probability gamma."""
+    check_gamma(gamma)
+    rng = np.random.default_rng(rng)
+    array = np.asarray(bits, dtype=np.uint8)
+    return array ^ (rng.random(array.shape) < gamma).astype(np.uint8)
+
+
+def check_gamma(gamma: float) -> float:
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma < 0.5:
+        raise ValueError(f"gamma must lie in [0, 0.5), got {gamma!r}")
+    return float(gamma)
+
+
+def _flipped(one: float, gamma: float) -> float:
+    return (1 - gamma) * one + gamma * (1 - one)
+
+
+def dbitflip_round_epsilon(mechanism: DBitFlip, gamma: float) -> float:
+    """Exact epsilon of one round of memoized dBitFlip with flip probability gamma.
+
+    Each sampled bit is 1 with probability p1' = (1 - gamma) p1 + gamma (1 - p1) for the answer's
+    bucket and p0' likewise otherwise; as for dBitFlip itself, two answers differ in at most two
+    bits (one when d = 1).
+    """
+    check_gamma(gamma)
+    p1 = _flipped(mechanism.true_bit_probability, gamma)
+    p0 = _flipped(mechanism.other_bit_probability, gamma)
+    up, down = math.log(p1 / p0), math.log((1 - p0) / (1 - p1))
+    return up + down if mechanism.d >= 2 else max(up, down)
+
+
+def dbitflip_epsilon_after_rounds(mechanism: DBitFlip, gamma: float, rounds: int) -> float:
+    """Exact epsilon of ``rounds`` rounds of one answer sharing its memoized bits; tends to epsilon."""
+    check_gamma(gamma)
+    permanent = (mechanism.other_bit_probability, mechanism.true_bit_probability)
+    up, down = memoized_bit_log_ratios(permanent, (gamma, 1 - gamma), rounds)
+    return up + down if mechanism.d >= 2 else max(up, down)
+
+
+def one_bit_round_epsilon(mechanism: OneBitMean, gamma: float) -> float:
+    """Exact epsilon of one round of memoized 1BitMean with flip probability gamma.
+
+    The memoized bit is 1 with probability between A/D (grid point 0) and (D - A)/D (point G);
+    flipped with probability gamma, the extremes are (1 - gamma) A/D + gamma (D - A)/D and its
+    complement, whose log-ratio is the worst over every pair of values.
+    """
+    check_gamma(gamma)
+    low = _flipped(mechanism.base / mechanism.denominator, gamma)
+    return math.log((1 - low) / low)
+
+
+def one_bit_epsilon_after_rounds(mechanism: OneBitMean, gamma: float, rounds: int) -> float:
+    """Exact epsilon of ``rounds`` rounds of one grid point sharing its memoized bit; tends to epsilon."""
+    check_gamma(gamma)
+    low = mechanism.base / mechanism.denominator
+    up, down = memoized_bit_log_ratios((low, 1 - low), (gamma, 1 - gamma), rounds)
+    return max(up, down)
