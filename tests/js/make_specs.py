@@ -9,6 +9,9 @@ numeric cases, Python's exact report distribution P(report | grid point) to comp
 one the JavaScript derives from the spec. tests/js/privacy_table.json holds, for those specs and a
 few more edge cases, the spec and the privacy ldp states for it (worst-case ln ratio, and delta at
 epsilon for the Gaussian), which static/ldp/epsilon.js must recompute from the spec alone.
+tests/js/memo_tables.json holds what ldp computes for
+RAPPOR, memoization and free text (Bloom positions, epsilons, memoized responses for fixed
+secrets, normalized strings), which rappor.test.mjs, memo.test.mjs and text.test.mjs must match.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import json
 from pathlib import Path
 
 from ldp import make_mechanism, make_numeric_mechanism
+from tests.js import memo_tables
 
 PATH = Path(__file__).with_name("specs.json")
 TABLES_PATH = Path(__file__).with_name("numeric_tables.json")
 PRIVACY_PATH = Path(__file__).with_name("privacy_table.json")
+MEMO_PATH = Path(__file__).with_name("memo_tables.json")
 
 CASES = {
     "krr-k5": ("krr", 5, 1.0, {}),
@@ -140,7 +145,12 @@ def render_privacy() -> str:
     return json.dumps(privacy_table()) + "\n"
 
 
+def render_memo() -> str:
+    return json.dumps(memo_tables.tables(), ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
     PATH.write_text(render())
     TABLES_PATH.write_text(render_tables())
     PRIVACY_PATH.write_text(render_privacy())
+    MEMO_PATH.write_text(render_memo())

@@ -1,0 +1,60 @@
+// Deterministic random sources for the JavaScript tests, and a trap for Math.random.
+
+/** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs): a deterministic RandomSource. */
+export function seededSource(seed) {
+  let s = seed >>> 0;
+  const splitmix = () => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
+  const next = () => {
+    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
+    const t = state[1] << 9;
+    state[2] ^= state[0];
+    state[3] ^= state[1];
+    state[1] ^= state[2];
+    state[0] ^= state[3];
+    state[2] ^= t;
+    state[3] = (state[3] << 11) | (state[3] >>> 21);
+    return result;
+  };
+  return (words) => {
+    for (let i = 0; i < words.length; i += 1) words[i] = next();
+    return words;
+  };
+}
+
+/** Make any use of Math.random fail loudly: randomness must come from a RandomSource. */
+export function forbidMathRandom() {
+  Math.random = () => {
+    throw new Error("Math.random called");
+  };
+}
+
+/** All 0/1 vectors of a length, as arrays. */
+export function allBitVectors(length) {
+  return Array.from({ length: 2 ** length }, (_, code) => Array.from({ length }, (_, i) => (code >> i) & 1));
+}
+
+/** max over reports y of ln(max_v P(y | v) / min_v P(y | v)) of a table rows[v][y]; Infinity if a zero meets a nonzero. */
+export function worstLogRatio(rows) {
+  let worst = 0;
+  for (let y = 0; y < rows[0].length; y += 1) {
+    const column = rows.map((row) => row[y]);
+    const high = Math.max(...column);
+    if (high === 0) continue;
+    const low = Math.min(...column);
+    if (low === 0) return Infinity;
+    worst = Math.max(worst, Math.log(high) - Math.log(low));
+  }
+  return worst;
+}
+
+/** |a - b| <= tolerance * max(|a|, |b|, 1e-300). */
+export function assertClose(assert, a, b, tolerance = 1e-12, message = "") {
+  assert.ok(Math.abs(a - b) <= tolerance * Math.max(Math.abs(a), Math.abs(b), 1e-300), `${message} ${a} vs ${b}`);
+}
