@@ -52,6 +52,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -168,12 +169,11 @@ class Rappor:
         return bloom
 
     def candidate_matrix(self, candidates: Sequence[str]) -> np.ndarray:
-        """X[j, i, s] = bit i of candidate s's Bloom filter in cohort j (uint8, cohorts x bits x M)."""
-        matrix = np.zeros((self.cohorts, self.bits, len(candidates)), dtype=np.uint8)
-        for s, candidate in enumerate(candidates):
-            for j in range(self.cohorts):
-                matrix[j, list(self.bloom_positions(candidate, j)), s] = 1
-        return matrix
+        """X[j, i, s] = bit i of candidate s's Bloom filter in cohort j (uint8, cohorts x bits x M).
+
+        Cached per (parameters, candidates): a read-only array.
+        """
+        return _candidate_matrix(self.bits, self.hash_count, self.cohorts, tuple(candidates))
 
     # -- probabilities and privacy ----------------------------------------------------------------
     @property
@@ -314,6 +314,17 @@ class Rappor:
         shares = (counts.ones[used] / reports - p_star) / (q_star - p_star)
         observed = np.clip(counts.ones[used] / reports, 0.5 / reports, 1 - 0.5 / reports)
         return shares, np.sqrt(observed * (1 - observed) / reports) / (q_star - p_star)
+
+
+@lru_cache(maxsize=16)
+def _candidate_matrix(bits: int, hash_count: int, cohorts: int, candidates: tuple[str, ...]) -> np.ndarray:
+    hashing = Rappor(bits=bits, hash_count=hash_count, cohorts=cohorts)
+    matrix = np.zeros((cohorts, bits, len(candidates)), dtype=np.uint8)
+    for s, candidate in enumerate(candidates):
+        for j in range(cohorts):
+            matrix[j, list(hashing.bloom_positions(candidate, j)), s] = 1
+    matrix.flags.writeable = False
+    return matrix
 
 
 class CandidateInterval(NamedTuple):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from ldp import make_mechanism, make_numeric_mechanism
+from ldp.mechanisms.rappor import Rappor
 from ldp.memo import (
     dbitflip_epsilon_after_rounds,
     dbitflip_round_epsilon,
@@ -18,7 +19,6 @@ from ldp.memo import (
     one_bit_epsilon_after_rounds,
     one_bit_round_epsilon,
 )
-from ldp.mechanisms.rappor import Rappor
 from ldp.text import normalize_text
 
 RAPPOR_CASES = {
