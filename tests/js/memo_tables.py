@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from ldp import make_mechanism, make_numeric_mechanism
+from ldp.freetext import TextSketch
 from ldp.mechanisms.rappor import Rappor
 from ldp.memo import (
     dbitflip_epsilon_after_rounds,
@@ -111,5 +112,13 @@ def text_tables() -> dict:
     return {"normalized": [[text, normalize_text(text)] for text in TEXTS + VALUES], "casefold": folds}
 
 
+def sketch_tables() -> dict:
+    sketch = TextSketch(epsilon=2.0, hash_count=8, width=128)
+    return {
+        "spec": sketch.client_spec(),
+        "cells": [[value, row, sketch.cell(row, value)] for value in VALUES for row in range(sketch.hash_count)],
+    }
+
+
 def tables() -> dict:
-    return {"rappor": rappor_tables(), "memo": memo_tables(), "text": text_tables()}
+    return {"rappor": rappor_tables(), "memo": memo_tables(), "text": text_tables(), "sketch": sketch_tables()}

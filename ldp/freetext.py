@@ -1,0 +1,246 @@
+"""Free-text answers with Apple's Count Mean Sketch over hashed strings, and candidate queries.
+
+A free-text answer ("other: ___", a short answer) is normalized in the browser
+(:func:`ldp.text.normalize_text`) and reported with a sketch whose cells are hashes of the
+string, so the server never needs a list of possible answers in advance; afterwards the
+organizer asks "how many wrote X?" for candidate strings X. RAPPOR
+(:mod:`ldp.mechanisms.rappor`) does the same with a Bloom filter; this module is the CMS
+alternative (seed 004, Fig. 5-7), the same client as :mod:`ldp.mechanisms.cms` with the option
+table replaced by a string hash.
+
+Hash (identical in ``static/ldp/freetext.js``): h_j(s) = the first 4-byte big-endian word of
+SHA-256(encode_fields("murmur-sketch-v1", j, s)) modulo ``width``.
+
+Client: j uniform in [0, K); v = -1 in R^m with v[h_j(s)] = +1; every entry kept with probability
+e^(epsilon/2) / (e^(epsilon/2) + 1), flipped otherwise; the report is (j, v as 0/1 bits). Two
+strings change at most two entries: epsilon exactly, as for CMS.
+
+Tally: per row j the number of reports R_j and, per cell, how many reports had +1 there (P[j, l]).
+
+Query (seed 004, formula of Fig. 7): with c = (e^(epsilon/2) + 1) / (e^(epsilon/2) - 1), each report r
+contributes z_r = m/(m - 1) (c/2 v_r[h_{j_r}(x)] + 1/2 - 1/m) to the count of x, so
+
+    count(x) = N+ a + (n - N+) b,  a = m/(m-1) (c/2 + 1/2 - 1/m),  b = m/(m-1) (1/2 - c/2 - 1/m),
+
+with N+ = sum_j P[j, h_j(x)]. Given the hash functions it is unbiased up to collisions: another
+string s adds m/(m-1) (share of rows where h_j(s) = h_j(x) - 1/m) per writer, which is zero on
+average over hash functions (SHA-256 behaves as a random function of the strings), with variance
+(m/(m-1))^2 (1/m)(1 - 1/m)/K per writer squared. The standard error therefore has two parts:
+
+* randomization: z_r takes two values, so n times their sample variance is (a - b)^2 N+ (n - N+) / n;
+* collisions: (m/(m-1))^2 (1/m)(1 - 1/m)/K times F2 - count(x)^2, F2 = sum_s n_s^2 estimated from
+  the sketch itself, :meth:`TextSketch.second_moment`, clipped at 0.
+
+A candidate is *found* when count / standard error exceeds the one-sided normal quantile at
+alpha / M over the M candidates queried together (Bonferroni).
+
+References
+----------
+1. Apple Differential Privacy Team. "Learning with privacy at scale." Apple ML Journal, 2017.
+2. Seed 004 (Jeong, Hong, Seo 2020), section 3.2.1, Fig. 5-7, Table 1.
+3. N. Alon, Y. Matias, M. Szegedy. "The space complexity of approximating the frequency moments."
+   JCSS 58(1), 1999. (Second moments from sketches.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from ldp.mechanisms.base import require_bits, require_fields, require_int
+from ldp.privacy import binary_keep_probability, check_epsilon
+from ldp.text import encode_fields
+
+__all__ = ["SketchCounts", "TextCount", "TextSketch"]
+
+HASH_DOMAIN = "murmur-sketch-v1"
+MAX_WIDTH = 1024
+MAX_HASH_COUNT = 4096
+
+
+class TextInterval(NamedTuple):
+    low: np.ndarray
+    high: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SketchCounts:
+    """Reports per row (K) and reports with +1 per (row, cell) (K x m); they add up with ``+``."""
+
+    reports: np.ndarray
+    plus: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.reports.sum())
+
+    def __add__(self, other: SketchCounts) -> SketchCounts:
+        if self.plus.shape != other.plus.shape:
+            raise ValueError(f"cannot add sketch counts of shapes {self.plus.shape} and {other.plus.shape}")
+        return SketchCounts(self.reports + other.reports, self.plus + other.plus)
+
+
+@dataclass(frozen=True)
+class TextCount:
+    """Estimated counts of candidate strings with standard errors and Bonferroni findings."""
+
+    candidates: tuple[str, ...]
+    counts: np.ndarray
+    standard_errors: np.ndarray
+    found: np.ndarray
+    n: int
+
+    def interval(self, level: float = 0.95) -> TextInterval:
+        """count +- z standard error, per candidate."""
+        if not 0 < level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        z = float(stats.norm.isf((1 - level) / 2))
+        return TextInterval(self.counts - z * self.standard_errors, self.counts + z * self.standard_errors)
+
+
+@dataclass(frozen=True, eq=False)
+class TextSketch:
+    """Count Mean Sketch over hashed strings (see the module docstring).
+
+    >>> sketch = TextSketch(epsilon=4.0, hash_count=64, width=128)
+    >>> counts = sketch.simulate_counts(["서울", "부산"], [3000, 1000], rng=1)
+    >>> result = sketch.query(counts, ["서울", "부산", "대구"])
+    >>> result.found.tolist()
+    [True, True, False]
+    """
+
+    name: ClassVar[str] = "text-cms"
+    epsilon: float
+    hash_count: int = 64
+    width: int = 128
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        for name, value, low, high in (
+            ("hash_count", self.hash_count, 1, MAX_HASH_COUNT),
+            ("width", self.width, 2, MAX_WIDTH),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+                raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+
+    @property
+    def keep_probability(self) -> float:
+        return binary_keep_probability(self.epsilon / 2)
+
+    @property
+    def scale(self) -> float:
+        """c = (e^(epsilon/2) + 1) / (e^(epsilon/2) - 1)."""
+        return 1 / math.tanh(self.epsilon / 4)
+
+    def client_spec(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.name,
+            "epsilon": self.epsilon,
+            "hash_count": self.hash_count,
+            "width": self.width,
+            "keep_probability": self.keep_probability,
+        }
+
+    def worst_case_log_ratio(self) -> float:
+        """Two strings change at most two entries, each by e^(epsilon/2): epsilon."""
+        keep = self.keep_probability
+        return 2 * math.log(keep / (1 - keep))
+
+    def cell(self, row: int, text: str) -> int:
+        """h_j(s): the first SHA-256 word of encode_fields(domain, j, s) modulo width.
+
+        >>> TextSketch(epsilon=1.0, width=128).cell(0, "서울")
+        31
+        """
+        digest = hashlib.sha256(encode_fields(HASH_DOMAIN, row, text)).digest()
+        return int.from_bytes(digest[:4], "big") % self.width
+
+    def cells(self, text: str) -> np.ndarray:
+        """h_j(s) for every row j."""
+        return np.array([self.cell(j, text) for j in range(self.hash_count)])
+
+    # -- reports -------------------------------------------------------------------------------
+    def parse_report(self, obj: Any) -> tuple[int, np.ndarray]:
+        """Validate ``{"row": j, "bits": [0/1 x width]}``; returns (row, bits). Raises InvalidReport."""
+        report = require_fields(obj, {"row", "bits"})
+        row = require_int(report["row"], "row", 0, self.hash_count - 1)
+        return row, np.array(require_bits(report["bits"], "bits", self.width), dtype=np.uint8)
+
+    def tally(self, rows: ArrayLike, bits: ArrayLike) -> SketchCounts:
+        """Sketch counts of reports given as their rows (n) and bits (n x width)."""
+        row_array = np.asarray(rows, dtype=np.int64)
+        bit_array = np.asarray(bits, dtype=np.int64).reshape(-1, self.width)
+        plus = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        np.add.at(plus, row_array, bit_array)
+        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), plus)
+
+    def randomize(self, texts: Sequence[str], *, rng: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, bits) of reports of normalized strings, as browsers would send them."""
+        rng = np.random.default_rng(rng)
+        rows = rng.integers(0, self.hash_count, size=len(texts))
+        onehot = np.zeros((len(texts), self.width), dtype=np.uint8)
+        onehot[np.arange(len(texts)), [self.cell(int(j), t) for j, t in zip(rows, texts, strict=True)]] = 1
+        flip = rng.random(onehot.shape) >= self.keep_probability
+        return rows, onehot ^ flip.astype(np.uint8)
+
+    def simulate_counts(self, texts: Sequence[str], true_counts: ArrayLike, *, rng: Any = None) -> SketchCounts:
+        """Sketch counts of a population without making the reports (their exact distribution).
+
+        ``true_counts[s]`` respondents wrote ``texts[s]``; rows are uniform; per (row, cell) the
+        +1 count is Binomial(hits, keep) + Binomial(R_j - hits, 1 - keep).
+        """
+        rng = np.random.default_rng(rng)
+        counts = np.asarray(true_counts, dtype=np.int64)
+        per_row = np.array([rng.multinomial(c, np.full(self.hash_count, 1 / self.hash_count)) for c in counts])
+        hits = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        for s, text in enumerate(texts):
+            np.add.at(hits, (np.arange(self.hash_count), self.cells(text)), per_row[s])
+        reports = per_row.sum(axis=0)
+        keep = self.keep_probability
+        plus = rng.binomial(hits, keep) + rng.binomial(reports[:, None] - hits, 1 - keep)
+        return SketchCounts(reports, plus)
+
+    # -- queries -------------------------------------------------------------------------------
+    def second_moment(self, counts: SketchCounts) -> float:
+        """An estimate of F2 = sum_s n_s^2 over the strings written, from the sketch alone.
+
+        Y_jl = c (P_jl - R_j / 2) + R_j / 2 is unbiased for the number of row-j reports whose
+        string hashes to l, with variance R_j (c^2 - 1)/4, so sum_jl (Y_jl^2 - R_j (c^2 - 1)/4)
+        estimates sum_j sum_s n_sj^2 (plus same-cell pairs, which only make it larger). Rows
+        are uniform, so E sum_j n_sj^2 = n_s^2 / K + n_s (1 - 1/K): F2 ~ K (that - n (1 - 1/K)).
+        """
+        c = self.scale
+        reports = counts.reports[:, None].astype(float)
+        cells = c * (counts.plus - reports / 2) + reports / 2
+        per_row = np.sum(cells**2 - reports * (c * c - 1) / 4)
+        return max(0.0, self.hash_count * (per_row - counts.n * (1 - 1 / self.hash_count)))
+
+    def query(self, counts: SketchCounts, candidates: Sequence[str], *, alpha: float = 0.05) -> TextCount:
+        """How many wrote each candidate (normalized strings), with standard errors and findings."""
+        names = tuple(candidates)
+        if not names:
+            raise ValueError("candidates must not be empty")
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        n = counts.n
+        if n == 0:
+            raise ValueError("cannot query zero reports")
+        m, c = self.width, self.scale
+        stretch = m / (m - 1)
+        a, b = stretch * (c / 2 + 0.5 - 1 / m), stretch * (0.5 - c / 2 - 1 / m)
+        rows = np.arange(self.hash_count)
+        plus = np.array([counts.plus[rows, self.cells(x)].sum() for x in names], dtype=float)
+        estimate = plus * a + (n - plus) * b
+        randomization = (a - b) ** 2 * plus * (n - plus) / n
+        collision_share = stretch**2 * (1 / m) * (1 - 1 / m) / self.hash_count
+        collisions = collision_share * np.maximum(self.second_moment(counts) - estimate**2, 0.0)
+        errors = np.sqrt(randomization + collisions)
+        found = estimate / errors > stats.norm.isf(alpha / len(names))
+        return TextCount(names, estimate, errors, found, n)

@@ -1,0 +1,71 @@
+// @ts-check
+/**
+ * Free-text answers with a Count Mean Sketch over hashed strings, mirroring ldp/freetext.py (read
+ * its docstring). The answer is normalized (text.js), a row j is drawn uniformly, the one-hot
+ * vector of cell h_j(s) = SHA-256(encodeFields("murmur-sketch-v1", j, s)) word 0 mod width is
+ * written as -1/+1 entries and every entry is kept with the spec's keep_probability; the report
+ * is {row, bits} with bit 1 for +1. Pure functions, no DOM; WebCrypto makes hashing async.
+ */
+
+import { cryptoRandomSource, uniformInt, uniformUnit } from "./randomize.js";
+import { encodeFields, normalizeText } from "./text.js";
+
+/** @typedef {import("./randomize.js").RandomSource} RandomSource */
+
+/**
+ * @typedef {object} TextSketchSpec
+ * @property {"text-cms"} mechanism
+ * @property {number} epsilon
+ * @property {number} hash_count
+ * @property {number} width
+ * @property {number} keep_probability
+ */
+
+export const SKETCH_DOMAIN = "murmur-sketch-v1";
+
+/**
+ * @param {any} spec
+ * @returns {TextSketchSpec}
+ */
+export function checkTextSketchSpec(spec) {
+  if (!spec || spec.mechanism !== "text-cms") throw new RangeError("invalid sketch spec: mechanism must be 'text-cms'");
+  for (const [name, high] of [["hash_count", 4096], ["width", 1024]]) {
+    const value = spec[/** @type {string} */ (name)];
+    if (!Number.isInteger(value) || value < (name === "width" ? 2 : 1) || value > /** @type {number} */ (high)) {
+      throw new RangeError(`invalid sketch spec: ${name} out of range, got ${value}`);
+    }
+  }
+  if (typeof spec.keep_probability !== "number" || !(spec.keep_probability > 0.5 && spec.keep_probability < 1)) {
+    throw new RangeError(`invalid sketch spec: keep_probability must lie in (0.5, 1), got ${spec.keep_probability}`);
+  }
+  return spec;
+}
+
+/**
+ * h_j(s) for a normalized string.
+ * @param {TextSketchSpec} spec
+ * @param {number} row
+ * @param {string} text
+ */
+export async function sketchCell(spec, row, text) {
+  const digest = await globalThis.crypto.subtle.digest("SHA-256", encodeFields(SKETCH_DOMAIN, row, text));
+  return new DataView(digest).getUint32(0) % spec.width;
+}
+
+/**
+ * One report of a free-text answer (normalized here).
+ * @param {TextSketchSpec} spec
+ * @param {string} text  the answer as typed
+ * @param {RandomSource} [random]
+ * @returns {Promise<{row: number, bits: number[]}>}
+ */
+export async function randomizeText(spec, text, random = cryptoRandomSource()) {
+  checkTextSketchSpec(spec);
+  const row = uniformInt(spec.hash_count, random);
+  const cell = await sketchCell(spec, row, normalizeText(text));
+  const bits = Array.from({ length: spec.width }, (_, l) => {
+    const plus = l === cell ? 1 : 0;
+    return uniformUnit(random) < spec.keep_probability ? plus : 1 - plus;
+  });
+  return { row, bits };
+}
