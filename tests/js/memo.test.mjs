@@ -28,7 +28,7 @@ import {
   permanentEpsilon,
   rapporRound,
 } from "../../static/ldp/memo.js";
-import { allBitVectors, assertClose, forbidMathRandom, seededSource, worstLogRatio } from "./seeded.mjs";
+import { MemoryStorage, allBitVectors, assertClose, forbidMathRandom, seededSource, worstLogRatio } from "./seeded.mjs";
 
 const ALL = JSON.parse(readFileSync(new URL("./memo_tables.json", import.meta.url), "utf8"));
 const MEMO = ALL.memo;
@@ -37,21 +37,6 @@ forbidMathRandom();
 
 const hex = (text) => Uint8Array.from(text.match(/../g), (pair) => parseInt(pair, 16));
 const SECRET = hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
-
-class MemoryStorage {
-  constructor() {
-    this.items = new Map();
-  }
-  getItem(key) {
-    return this.items.has(key) ? this.items.get(key) : null;
-  }
-  setItem(key, value) {
-    this.items.set(key, String(value));
-  }
-  removeItem(key) {
-    this.items.delete(key);
-  }
-}
 
 for (const [key, table] of Object.entries(ALL.rappor)) {
   test(`${key}: memoized cohort and PRR equal Python's for every secret and value`, async () => {

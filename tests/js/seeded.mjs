@@ -1,4 +1,5 @@
-// Deterministic random sources for the JavaScript tests, and a trap for Math.random.
+// Helpers of the JavaScript tests: deterministic random sources, a trap for Math.random, exact
+// enumeration helpers and an in-memory Storage (the localStorage interface).
 
 /** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs): a deterministic RandomSource. */
 export function seededSource(seed) {
@@ -57,4 +58,20 @@ export function worstLogRatio(rows) {
 /** |a - b| <= tolerance * max(|a|, |b|, 1e-300). */
 export function assertClose(assert, a, b, tolerance = 1e-12, message = "") {
   assert.ok(Math.abs(a - b) <= tolerance * Math.max(Math.abs(a), Math.abs(b), 1e-300), `${message} ${a} vs ${b}`);
+}
+
+/** The Storage interface of localStorage, in memory. */
+export class MemoryStorage {
+  constructor() {
+    this.items = new Map();
+  }
+  getItem(key) {
+    return this.items.has(key) ? this.items.get(key) : null;
+  }
+  setItem(key, value) {
+    this.items.set(key, String(value));
+  }
+  removeItem(key) {
+    this.items.delete(key);
+  }
 }
