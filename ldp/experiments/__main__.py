@@ -1,8 +1,9 @@
-"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|...|poisoning|all].
+"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|...|rappor|all].
 
 Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 20 Modips runs;
 coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000;
-poisoning: 500 per attack, 2000 per false-alarm row);
+poisoning: 500 per attack, 2000 per false-alarm row; free text with RAPPOR and CMS: 50 surveys per
+size, and 100,000 simulated observers per round);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -13,14 +14,24 @@ import argparse
 import time
 from pathlib import Path
 
-from ldp.experiments import adjustment, central, coverage, numeric, poisoning, substitution, survey
+from ldp.experiments import adjustment, central, coverage, numeric, poisoning, rappor, substitution, survey
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "experiment",
-        choices=["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "all"],
+        choices=[
+            "survey",
+            "substitution",
+            "central",
+            "coverage",
+            "adjustment",
+            "numeric",
+            "poisoning",
+            "rappor",
+            "all",
+        ],
         nargs="?",
         default="all",
     )
@@ -28,7 +39,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning"]
+    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "rappor"]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
         started = time.perf_counter()
@@ -42,6 +53,8 @@ def main() -> None:
             print(numeric.markdown(numeric.run(args.out, repetitions=2000 // scale)))
         elif name == "poisoning":
             print(poisoning.markdown(poisoning.run(args.out, repetitions=500 // scale)))
+        elif name == "rappor":
+            print(rappor.markdown(*rappor.run(args.out, repetitions=50 // scale, attackers=100_000 // scale)))
         elif name == "adjustment":
             print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
         else:
