@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from ldp.estimates import FrequencyEstimate, Interval, clip_and_renormalize, project_onto_simplex
+from ldp.freetext import TextSketch
 from ldp.mechanisms import (
     MECHANISMS,
     CountMeanSketch,
@@ -24,6 +25,8 @@ from ldp.mechanisms import (
     Tally,
     make_mechanism,
 )
+from ldp.mechanisms.rappor import Rappor
+from ldp.mechanisms.rappor import decode as decode_rappor
 from ldp.numeric import (
     NUMERIC_MECHANISMS,
     DuchiMean,
@@ -37,6 +40,7 @@ from ldp.numeric import (
     make_numeric_mechanism,
 )
 from ldp.privacy import gdp_delta, gdp_mu, posterior_bound, worst_case_log_ratio
+from ldp.text import candidate_list, normalize_text
 
 __all__ = [
     "MECHANISMS",
@@ -56,12 +60,17 @@ __all__ = [
     "NumericMechanism",
     "OneBitMean",
     "PiecewiseMean",
+    "Rappor",
     "Tally",
+    "TextSketch",
+    "candidate_list",
     "clip_and_renormalize",
+    "decode_rappor",
     "gdp_delta",
     "gdp_mu",
     "make_mechanism",
     "make_numeric_mechanism",
+    "normalize_text",
     "posterior_bound",
     "project_onto_simplex",
     "worst_case_log_ratio",

@@ -32,7 +32,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["WHITESPACE", "casefold_runs", "encode_fields", "normalize_text"]
+__all__ = ["WHITESPACE", "candidate_list", "casefold_runs", "encode_fields", "normalize_text"]
 
 #: Characters treated as whitespace: Python's str.isspace set plus U+FEFF (a byte-order mark
 #: or zero-width no-break space that some editors paste).
@@ -59,6 +59,20 @@ def normalize_text(text: str) -> str:
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
     return _RUNS_OF_WHITESPACE.sub(" ", folded).strip(" ")
+
+
+def candidate_list(texts: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """An organizer's candidate strings, normalized, without empty strings or repeats, in order.
+
+    >>> candidate_list(["Seoul", " seoul ", "", "부산"])
+    ('seoul', '부산')
+    """
+    seen: dict[str, None] = {}
+    for text in texts:
+        normalized = normalize_text(text)
+        if normalized and len(normalized) <= MAX_TEXT_LENGTH:
+            seen.setdefault(normalized)
+    return tuple(seen)
 
 
 def encode_fields(*fields: str | int) -> bytes:
