@@ -19,6 +19,7 @@ import {
   roundToGrid,
   uniformInteger,
 } from "../../static/ldp/numeric.js";
+import { seededSource } from "./tables.mjs";
 
 const SPECS = JSON.parse(readFileSync(new URL("./specs.json", import.meta.url), "utf8"));
 const TABLES = JSON.parse(readFileSync(new URL("./numeric_tables.json", import.meta.url), "utf8"));
@@ -28,34 +29,6 @@ const DRAWS = 60_000;
 Math.random = () => {
   throw new Error("Math.random called");
 };
-
-/** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs). */
-function seededSource(seed) {
-  let s = seed >>> 0;
-  const splitmix = () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
-  const next = () => {
-    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = state[1] << 9;
-    state[2] ^= state[0];
-    state[3] ^= state[1];
-    state[1] ^= state[2];
-    state[0] ^= state[3];
-    state[2] ^= t;
-    state[3] = (state[3] << 11) | (state[3] >>> 21);
-    return result;
-  };
-  return (words) => {
-    for (let i = 0; i < words.length; i += 1) words[i] = next();
-    return words;
-  };
-}
 
 function scriptedSource(words) {
   let i = 0;

@@ -1,33 +1,7 @@
 // Helpers of the JavaScript tests: deterministic random sources, a trap for Math.random, exact
 // enumeration helpers and an in-memory Storage (the localStorage interface).
 
-/** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs): a deterministic RandomSource. */
-export function seededSource(seed) {
-  let s = seed >>> 0;
-  const splitmix = () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
-  const next = () => {
-    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = state[1] << 9;
-    state[2] ^= state[0];
-    state[3] ^= state[1];
-    state[1] ^= state[2];
-    state[0] ^= state[3];
-    state[2] ^= t;
-    state[3] = (state[3] << 11) | (state[3] >>> 21);
-    return result;
-  };
-  return (words) => {
-    for (let i = 0; i < words.length; i += 1) words[i] = next();
-    return words;
-  };
-}
+export { seededSource } from "./tables.mjs";
 
 /** Make any use of Math.random fail loudly: randomness must come from a RandomSource. */
 export function forbidMathRandom() {
