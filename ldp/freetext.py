@@ -167,13 +167,31 @@ class TextSketch:
         return np.array([self.cell(j, text) for j in range(self.hash_count)])
 
     # -- reports -------------------------------------------------------------------------------
-    def parse_report(self, obj: Any) -> tuple[int, np.ndarray]:
-        """Validate ``{"row": j, "bits": [0/1 x width]}``; returns (row, bits). Raises InvalidReport."""
+    @property
+    def report_width(self) -> int:
+        """Bytes of a packed report: the row (2, little-endian) and the bits (packed, big-endian)."""
+        return 2 + (self.width + 7) // 8
+
+    def parse_report(self, obj: Any) -> bytes:
+        """Validate ``{"row": j, "bits": [0/1 x width]}`` and pack it; raise InvalidReport."""
         report = require_fields(obj, {"row", "bits"})
         row = require_int(report["row"], "row", 0, self.hash_count - 1)
-        return row, np.array(require_bits(report["bits"], "bits", self.width), dtype=np.uint8)
+        bits = np.array(require_bits(report["bits"], "bits", self.width), dtype=np.uint8)
+        return row.to_bytes(2, "little") + np.packbits(bits).tobytes()
 
-    def tally(self, rows: ArrayLike, bits: ArrayLike) -> SketchCounts:
+    def unpack_report(self, packed: bytes) -> dict[str, Any]:
+        row = np.frombuffer(packed, dtype=np.uint8)
+        return {"row": int(row[0]) | int(row[1]) << 8, "bits": np.unpackbits(row[2:])[: self.width].tolist()}
+
+    def tally(self, packed: ArrayLike) -> SketchCounts:
+        """Sketch counts of packed reports (n x report_width)."""
+        rows = np.asarray(packed, dtype=np.uint8).reshape(-1, self.report_width)
+        row = rows[:, 0].astype(np.int64) | rows[:, 1].astype(np.int64) << 8
+        if (row >= self.hash_count).any():
+            raise ValueError(f"a packed report names a row outside [0, {self.hash_count})")
+        return self.tally_reports(row, np.unpackbits(rows[:, 2:], axis=1)[:, : self.width])
+
+    def tally_reports(self, rows: ArrayLike, bits: ArrayLike) -> SketchCounts:
         """Sketch counts of reports given as their rows (n) and bits (n x width)."""
         row_array = np.asarray(rows, dtype=np.int64)
         bit_array = np.asarray(bits, dtype=np.int64).reshape(-1, self.width)

@@ -30,7 +30,12 @@ def test_randomized_reports_and_simulated_counts_agree_and_count_the_answers():
     texts = [normalize_text(t) for t in ["Seoul", "Busan", "Daegu"]]
     population = [texts[0]] * 2000 + [texts[1]] * 500
     rows, bits = sketch.randomize(population, rng=1)
-    from_reports = sketch.query(sketch.tally(rows, bits), texts)
+    packed = np.array(
+        [list(sketch.parse_report({"row": int(j), "bits": b.tolist()})) for j, b in zip(rows, bits, strict=True)]
+    )
+    assert sketch.unpack_report(bytes(packed[0])) == {"row": int(rows[0]), "bits": bits[0].tolist()}
+    from_reports = sketch.query(sketch.tally(packed), texts)
+    assert np.array_equal(sketch.tally_reports(rows, bits).plus, sketch.tally(packed).plus)
     simulated = sketch.query(sketch.simulate_counts(texts, [2000, 500, 0], rng=2), texts)
     for result in (from_reports, simulated):
         assert np.all(np.abs(result.counts - [2000, 500, 0]) <= 4 * result.standard_errors)
@@ -39,8 +44,7 @@ def test_randomized_reports_and_simulated_counts_agree_and_count_the_answers():
 
 def test_reports_are_validated():
     sketch = TextSketch(epsilon=1.0, hash_count=4, width=8)
-    row, bits = sketch.parse_report({"row": 3, "bits": [0, 1, 0, 0, 0, 0, 0, 1]})
-    assert row == 3 and bits.tolist() == [0, 1, 0, 0, 0, 0, 0, 1]
+    assert sketch.parse_report({"row": 3, "bits": [0, 1, 0, 0, 0, 0, 0, 1]}) == b"\x03\x00\x41"
     for report, message in (
         ({"row": 4, "bits": [0] * 8}, "row must lie"),
         ({"row": 0, "bits": [0] * 7}, "bits must have 8 entries"),
