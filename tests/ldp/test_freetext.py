@@ -30,10 +30,9 @@ def test_randomized_reports_and_simulated_counts_agree_and_count_the_answers():
     texts = [normalize_text(t) for t in ["Seoul", "Busan", "Daegu"]]
     population = [texts[0]] * 2000 + [texts[1]] * 500
     rows, bits = sketch.randomize(population, rng=1)
-    packed = np.array(
-        [list(sketch.parse_report({"row": int(j), "bits": b.tolist()})) for j, b in zip(rows, bits, strict=True)]
-    )
-    assert sketch.unpack_report(bytes(packed[0])) == {"row": int(rows[0]), "bits": bits[0].tolist()}
+    reports = [sketch.parse_report({"row": int(j), "bits": b.tolist()}) for j, b in zip(rows, bits, strict=True)]
+    packed = np.frombuffer(b"".join(reports), dtype=np.uint8).reshape(len(reports), -1)
+    assert sketch.unpack_report(reports[0]) == {"row": int(rows[0]), "bits": bits[0].tolist()}
     from_reports = sketch.query(sketch.tally(packed), texts)
     assert np.array_equal(sketch.tally_reports(rows, bits).plus, sketch.tally(packed).plus)
     simulated = sketch.query(sketch.simulate_counts(texts, [2000, 500, 0], rng=2), texts)
