@@ -23,13 +23,18 @@ contributes z_r = m/(m - 1) (c/2 v_r[h_{j_r}(x)] + 1/2 - 1/m) to the count of x,
     count(x) = N+ a + (n - N+) b,  a = m/(m-1) (c/2 + 1/2 - 1/m),  b = m/(m-1) (1/2 - c/2 - 1/m),
 
 with N+ = sum_j P[j, h_j(x)]. Given the hash functions it is unbiased up to collisions: another
-string s adds m/(m-1) (share of rows where h_j(s) = h_j(x) - 1/m) per writer, which is zero on
-average over hash functions (SHA-256 behaves as a random function of the strings), with variance
-(m/(m-1))^2 (1/m)(1 - 1/m)/K per writer squared. The standard error therefore has two parts:
+string s adds G[x, s] = m/(m-1) (share of rows where h_j(s) = h_j(x) - 1/m) per writer. Among the
+candidates queried together these are known, so :meth:`TextSketch.query` solves G n = count for
+all of them at once (as :mod:`ldp.mechanisms.cms` does for a finite option list). Strings outside
+the candidate list still add G[x, s] per writer, zero on average over hash functions (SHA-256
+behaves as a random function of the strings) with variance (m/(m-1))^2 (1/m)(1 - 1/m)/K per writer
+squared. The standard error of count(x) therefore has two parts, carried through G^-1:
 
 * randomization: z_r takes two values, so n times their sample variance is (a - b)^2 N+ (n - N+) / n;
-* collisions: (m/(m-1))^2 (1/m)(1 - 1/m)/K times F2 - count(x)^2, F2 = sum_s n_s^2 estimated from
-  the sketch itself, :meth:`TextSketch.second_moment`, clipped at 0.
+* outside collisions: (m/(m-1))^2 (1/m)(1 - 1/m)/K times F2 minus the candidates' squared counts,
+  F2 = sum_s n_s^2 estimated from the sketch itself (:meth:`TextSketch.second_moment`), clipped at 0.
+  It is a normal approximation of a skewed sum: a popular string left out of the candidate list
+  can make a candidate sharing one of its cells look found.
 
 A candidate is *found* when count / standard error exceeds the one-sided normal quantile at
 alpha / M over the M candidates queried together (Bonferroni).
@@ -230,15 +235,18 @@ class TextSketch:
         """An estimate of F2 = sum_s n_s^2 over the strings written, from the sketch alone.
 
         Y_jl = c (P_jl - R_j / 2) + R_j / 2 is unbiased for the number of row-j reports whose
-        string hashes to l, with variance R_j (c^2 - 1)/4, so sum_jl (Y_jl^2 - R_j (c^2 - 1)/4)
-        estimates sum_j sum_s n_sj^2 (plus same-cell pairs, which only make it larger). Rows
-        are uniform, so E sum_j n_sj^2 = n_s^2 / K + n_s (1 - 1/K): F2 ~ K (that - n (1 - 1/K)).
+        string hashes to l, with variance R_j (c^2 - 1)/4, so T = sum_jl (Y_jl^2 - R_j (c^2 - 1)/4)
+        estimates sum_jl (row-j writers in cell l)^2 = sum_j [sum_s n_sj^2 + same-cell pairs], and
+        the pairs average (1/m)(R_j^2 - sum_s n_sj^2) over hash functions: sum_j sum_s n_sj^2 ~
+        (T - sum_j R_j^2 / m) / (1 - 1/m). Rows are uniform, so E sum_j n_sj^2 = n_s^2 / K +
+        n_s (1 - 1/K), and F2 ~ K (that - n (1 - 1/K)).
         """
-        c = self.scale
+        c, m = self.scale, self.width
         reports = counts.reports[:, None].astype(float)
         cells = c * (counts.plus - reports / 2) + reports / 2
-        per_row = np.sum(cells**2 - reports * (c * c - 1) / 4)
-        return max(0.0, self.hash_count * (per_row - counts.n * (1 - 1 / self.hash_count)))
+        total = np.sum(cells**2 - reports * (c * c - 1) / 4)
+        within_rows = (total - np.sum(reports**2) / m) / (1 - 1 / m)
+        return max(0.0, self.hash_count * (within_rows - counts.n * (1 - 1 / self.hash_count)))
 
     def query(self, counts: SketchCounts, candidates: Sequence[str], *, alpha: float = 0.05) -> TextCount:
         """How many wrote each candidate (normalized strings), with standard errors and findings."""
@@ -253,12 +261,18 @@ class TextSketch:
         m, c = self.width, self.scale
         stretch = m / (m - 1)
         a, b = stretch * (c / 2 + 0.5 - 1 / m), stretch * (0.5 - c / 2 - 1 / m)
-        rows = np.arange(self.hash_count)
-        plus = np.array([counts.plus[rows, self.cells(x)].sum() for x in names], dtype=float)
-        estimate = plus * a + (n - plus) * b
+        cells = np.array([self.cells(x) for x in names])  # M x K
+        plus = counts.plus[np.arange(self.hash_count), cells].sum(axis=1).astype(float)
+        sketched = plus * a + (n - plus) * b
+        # Collisions among the candidates are known: E[sketched] = G n with
+        # G[x, s] = m/(m-1) (share of rows where h_j(x) = h_j(s) - 1/m), G[x, x] = 1.
+        shared = (cells[:, None, :] == cells[None, :, :]).mean(axis=2)
+        collision = stretch * (shared - 1 / m)
+        estimate = np.linalg.solve(collision, sketched)
         randomization = (a - b) ** 2 * plus * (n - plus) / n
-        collision_share = stretch**2 * (1 / m) * (1 - 1 / m) / self.hash_count
-        collisions = collision_share * np.maximum(self.second_moment(counts) - estimate**2, 0.0)
-        errors = np.sqrt(randomization + collisions)
+        outside = max(self.second_moment(counts) - float(np.sum(np.maximum(estimate, 0) ** 2)), 0.0)
+        variances = randomization + stretch**2 * (1 / m) * (1 - 1 / m) / self.hash_count * outside
+        inverse = np.linalg.inv(collision)
+        errors = np.sqrt(np.einsum("xs,s,xs->x", inverse, variances, inverse))
         found = estimate / errors > stats.norm.isf(alpha / len(names))
         return TextCount(names, estimate, errors, found, n)

@@ -73,7 +73,8 @@ def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
 
     30 seeded surveys. Bands at 95 % must cover the truth for 93-97 % of the 200 x 30 candidates
     (randomization plus the collision term); the false-discovery rate must average at most 0.05;
-    the 8 most common strings (each >= 2,373 writers) must be found in >= 95 % of surveys.
+    the 8 most common strings (each >= 2,373 writers) must be found in >= 95 % of surveys; the
+    sketch's estimate of F2 = sum of squared counts must average within 5 % of the truth.
     """
     sketch = TextSketch(epsilon=2.0, hash_count=64, width=128)
     written = [f"답변 {i}" for i in range(100)]
@@ -81,10 +82,12 @@ def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
     shares = 1 / np.arange(1, 101) ** 1.1
     shares /= shares.sum()
     rng = np.random.default_rng(17)
-    covered, false_rates, top = [], [], []
+    covered, false_rates, top, moments = [], [], [], []
     for _ in range(30):
         true = np.concatenate([rng.multinomial(100_000, shares), np.zeros(100, dtype=np.int64)])
-        result = sketch.query(sketch.simulate_counts(candidates, true, rng=rng), candidates)
+        counts = sketch.simulate_counts(candidates, true, rng=rng)
+        result = sketch.query(counts, candidates)
+        moments.append(sketch.second_moment(counts) / np.sum(true.astype(float) ** 2))
         low, high = result.interval()
         covered.append(np.mean((low <= true) & (true <= high)))
         found = np.flatnonzero(result.found)
@@ -93,3 +96,4 @@ def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
     assert 0.93 <= np.mean(covered) <= 0.97
     assert np.mean(false_rates) <= 0.05
     assert np.mean(top) >= 0.95
+    assert abs(np.mean(moments) - 1) <= 0.05
