@@ -28,13 +28,18 @@ c_ij of them with bit i set, the unbiased estimate of how many true Bloom filter
 
     t_ij = (c_ij - p* N_j) / (q* - p*),    Var(t_ij) ~ N_j r (1 - r) / (q* - p*)^2,  r = c_ij / N_j,
 
-which is seed 004's formula (1). :func:`decode` regresses Y_ij = t_ij / N_j on the candidate
-strings' Bloom bits X (rows (cohort, bit), one column per candidate) weighted by 1/Var: a
-non-negative least squares fit selects candidates (google/rappor pre-selects with NNLS or Lasso),
-an ordinary weighted least squares fit on the selected ones estimates their shares with the
-covariance (X' W X)^-1, and a candidate is *found* when its one-sided z-test rejects share 0 at
-level alpha / M (Bonferroni over all M candidates, as decode.R does), which keeps the chance of
-any false discovery, and so the false-discovery rate, below alpha.
+which is seed 004's formula (1) and google/rappor's ``EstimateBloomCounts`` (which takes r from
+the clamped estimate instead of the observed share). :func:`decode` regresses Y_ij = t_ij / N_j on
+the candidate strings' Bloom bits X (rows (cohort, bit), one column per candidate) weighted by
+1/Var. Selection: a non-negative least squares fit (google/rappor uses a Lasso with lower limit 0
+when there are nearly as many candidates as equations, then a non-negative linear model; NNLS is
+the Lasso at penalty 0 and is already sparse). Inference: ordinary weighted least squares on the
+selected candidates with the analytic covariance (X' W X)^-1, and a one-sided z-test of share 0
+at level alpha / M over all M candidates (Bonferroni). This is the test decode.R sets alpha / M for
+but leaves commented out, keeping instead coefficients above two standard deviations of five
+resampled fits. Murmur states a level: the chance of any false discovery, and with it the
+false-discovery rate, is meant to stay below alpha; selection makes that approximate, so it is
+measured (``docs/experiments.md``: one false discovery in 250 simulated surveys).
 
 References
 ----------
