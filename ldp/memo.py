@@ -15,7 +15,8 @@ The browser keeps no table of memoized responses: it derives them from a **devic
 (series, question, value) always give the same permanent layer, and a new value gives a fresh,
 independent one. :class:`HmacStream` turns
 HMAC(secret, encode_fields("murmur-memo-v1", purpose, series, question, *extra) || counter) for
-counters 0..15 into 128 uniform 32-bit words, consumed exactly as ``static/ldp/randomize.js``
+counters 0, 1, ... into uniform 32-bit words (128 by default, plus two per bit for RAPPOR's PRR and
+dBitFlip's bits, one per bucket for dBitFlip's buckets), consumed exactly as ``static/ldp/randomize.js``
 consumes a random source (rejection for integers, 53 bits for a uniform number), so Python and
 the browser derive identical responses; to anyone without the secret they are draws from the
 mechanism's distribution (HMAC as a pseudorandom function). Per-respondent choices that must not
@@ -71,13 +72,14 @@ __all__ = [
 ]
 
 MEMO_DOMAIN = "murmur-memo-v1"
-BLOCKS = 16
+#: Words a stream holds unless told otherwise: 16 HMAC blocks.
+DEFAULT_WORDS = 128
 TWO_POW_32 = 2**32
 TWO_POW_53 = 2**53
 
 
 class StreamExhausted(RuntimeError):
-    """More words were asked of an HmacStream than it holds (probability below 2^-60 in use)."""
+    """More words were asked of an HmacStream than it holds (below 2^-60 with the lengths used here)."""
 
 
 class HmacStream:
@@ -88,12 +90,15 @@ class HmacStream:
     63
     """
 
-    def __init__(self, secret: bytes, purpose: str, series: str, question: str, *extra: str | int) -> None:
+    def __init__(
+        self, secret: bytes, purpose: str, series: str, question: str, *extra: str | int, words: int = DEFAULT_WORDS
+    ) -> None:
         if not isinstance(secret, bytes) or len(secret) < 16:
             raise ValueError("secret must be at least 16 bytes")
         message = encode_fields(MEMO_DOMAIN, purpose, series, question, *extra)
+        count = -(-words // 8)  # HMAC-SHA-256 blocks of 8 words, counters 0, 1, ...
         blocks = b"".join(
-            hmac.new(secret, message + block.to_bytes(4, "big"), hashlib.sha256).digest() for block in range(BLOCKS)
+            hmac.new(secret, message + block.to_bytes(4, "big"), hashlib.sha256).digest() for block in range(count)
         )
         self._words = [int.from_bytes(blocks[i : i + 4], "big") for i in range(0, len(blocks), 4)]
         self._next = 0
@@ -140,7 +145,8 @@ def memoized_prr(secret: bytes, series: str, question: str, value: str, mechanis
     """
     cohort = memoized_cohort(secret, series, question, mechanism.cohorts)
     bloom = mechanism.bloom_filter(value, cohort)
-    stream = HmacStream(secret, "prr", series, question, value)
+    # Two words per bit, and the default's margin: a longer stream starts with the same words.
+    stream = HmacStream(secret, "prr", series, question, value, words=DEFAULT_WORDS + 2 * mechanism.bits)
     permanent = np.empty(mechanism.bits, dtype=np.uint8)
     for i in range(mechanism.bits):
         u = stream.uniform_unit()
@@ -157,13 +163,13 @@ def memoized_dbitflip(
     """
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < mechanism.k:
         raise ValueError(f"value must be an option index in [0, {mechanism.k}), got {value!r}")
-    stream = HmacStream(secret, "buckets", series, question)
+    stream = HmacStream(secret, "buckets", series, question, words=DEFAULT_WORDS + mechanism.d)
     order = list(range(mechanism.k))
     for i in range(mechanism.d):
         swap = i + stream.uniform_int(mechanism.k - i)
         order[i], order[swap] = order[swap], order[i]
     buckets = sorted(order[: mechanism.d])
-    stream = HmacStream(secret, "dbitflip", series, question, value)
+    stream = HmacStream(secret, "dbitflip", series, question, value, words=DEFAULT_WORDS + 2 * mechanism.d)
     p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
     bits = [int(stream.uniform_unit() < (p1 if bucket == value else p0)) for bucket in buckets]
     return buckets, bits

@@ -8,10 +8,12 @@
  * rounding. The same value always gives the same permanent layer; a changed value an independent
  * one. An *instantaneous* layer drawn from crypto.getRandomValues goes on top every round.
  *
- * memoStream(secret, purpose, series, question, ...extra) computes HMAC(secret,
+ * memoStreamOf(words, secret, purpose, series, question, ...extra) computes HMAC(secret,
  * encodeFields("murmur-memo-v1", purpose, series, question, ...extra) || counter) for counters
- * 0..15 (4-byte big-endian) and serves the 128 words, big-endian, as a RandomSource, consumed by
- * the same samplers as a live random source (randomize.js, numeric.js); it throws if exhausted.
+ * 0, 1, ... (4-byte big-endian) and serves `words` words, big-endian, as a RandomSource, consumed
+ * by the same samplers as a live random source (randomize.js, numeric.js); it throws if
+ * exhausted. memoStream holds 128 words; RAPPOR's PRR and dBitFlip's bits take two more per bit,
+ * dBitFlip's buckets one more per bucket.
  */
 
 import { memoizedBitLogRatios } from "./privacy.js";
@@ -25,7 +27,7 @@ import { encodeFields, normalizeText } from "./text.js";
 
 export const MEMO_DOMAIN = "murmur-memo-v1";
 export const SECRET_KEY = "murmur-device-secret-v1";
-const BLOCKS = 16;
+const DEFAULT_WORDS = 128;
 
 /** @returns {Uint8Array} 32 fresh random bytes */
 export function newDeviceSecret() {
@@ -56,7 +58,7 @@ export function forgetDeviceSecret(storage = globalThis.localStorage) {
 }
 
 /**
- * A deterministic RandomSource from the device secret and a label (see the module comment).
+ * A deterministic RandomSource of 128 words from the device secret and a label.
  * @param {Uint8Array} secret
  * @param {string} purpose
  * @param {string} series
@@ -64,23 +66,38 @@ export function forgetDeviceSecret(storage = globalThis.localStorage) {
  * @param {...(string | number)} extra
  * @returns {Promise<RandomSource>}
  */
-export async function memoStream(secret, purpose, series, question, ...extra) {
+export function memoStream(secret, purpose, series, question, ...extra) {
+  return memoStreamOf(DEFAULT_WORDS, secret, purpose, series, question, ...extra);
+}
+
+/**
+ * A deterministic RandomSource of `words` words (see the module comment); a longer stream starts
+ * with the same words as a shorter one.
+ * @param {number} words
+ * @param {Uint8Array} secret
+ * @param {string} purpose
+ * @param {string} series
+ * @param {string} question
+ * @param {...(string | number)} extra
+ * @returns {Promise<RandomSource>}
+ */
+export async function memoStreamOf(words, secret, purpose, series, question, ...extra) {
   if (!(secret instanceof Uint8Array) || secret.length < 16) throw new TypeError("secret must be at least 16 bytes");
   const key = await globalThis.crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const message = encodeFields(MEMO_DOMAIN, purpose, series, question, ...extra);
   const input = new Uint8Array(message.length + 4);
   input.set(message);
-  const words = [];
-  for (let block = 0; block < BLOCKS; block += 1) {
+  const stream = [];
+  for (let block = 0; block < Math.ceil(words / 8); block += 1) {
     new DataView(input.buffer).setUint32(message.length, block);
     const digest = new DataView(await globalThis.crypto.subtle.sign("HMAC", key, input));
-    for (let i = 0; i < 8; i += 1) words.push(digest.getUint32(4 * i));
+    for (let i = 0; i < 8; i += 1) stream.push(digest.getUint32(4 * i));
   }
   let next = 0;
   return (target) => {
     for (let i = 0; i < target.length; i += 1) {
-      if (next >= words.length) throw new Error("the memo stream ran out of words");
-      target[i] = words[next];
+      if (next >= stream.length) throw new Error("the memo stream ran out of words");
+      target[i] = stream[next];
       next += 1;
     }
     return target;
@@ -110,7 +127,8 @@ export async function memoizedPrr(secret, series, question, value, spec) {
   checkRapporSpec(spec);
   const cohort = await memoizedCohort(secret, series, question, spec.cohorts);
   const bloom = await bloomFilter(spec, value, cohort);
-  const permanent = permanentResponse(spec, bloom, await memoStream(secret, "prr", series, question, value));
+  const stream = await memoStreamOf(DEFAULT_WORDS + 2 * spec.bits, secret, "prr", series, question, value);
+  const permanent = permanentResponse(spec, bloom, stream);
   return { cohort, permanent };
 }
 
@@ -141,14 +159,14 @@ export async function memoizedDBitFlip(secret, series, question, value, spec) {
   if (!Number.isInteger(value) || value < 0 || value >= spec.k) {
     throw new RangeError(`answer must be an option index in [0, ${spec.k}), got ${value}`);
   }
-  const shuffle = await memoStream(secret, "buckets", series, question);
+  const shuffle = await memoStreamOf(DEFAULT_WORDS + spec.d, secret, "buckets", series, question);
   const order = Array.from({ length: spec.k }, (_, i) => i);
   for (let i = 0; i < spec.d; i += 1) {
     const swap = i + uniformInt(spec.k - i, shuffle);
     [order[i], order[swap]] = [order[swap], order[i]];
   }
   const buckets = order.slice(0, spec.d).sort((a, b) => a - b);
-  const stream = await memoStream(secret, "dbitflip", series, question, value);
+  const stream = await memoStreamOf(DEFAULT_WORDS + 2 * spec.d, secret, "dbitflip", series, question, value);
   const bits = buckets.map((bucket) => {
     const p = bucket === value ? spec.true_bit_probability : spec.other_bit_probability;
     return uniformUnit(stream) < p ? 1 : 0;

@@ -26,6 +26,7 @@ RAPPOR_CASES = {
     "seed-fig3": Rappor(bits=32, hash_count=2, cohorts=64, f=0.5, p=0.25, q=0.75),
     "google-demo": Rappor(bits=16, hash_count=2, cohorts=64, f=0.5, p=0.5, q=0.75),
     "tiny": Rappor(bits=6, hash_count=3, cohorts=2, f=0.25, p=0.0, q=1.0),
+    "wide": Rappor(bits=1024, hash_count=8, cohorts=4, f=0.1, p=0.4, q=0.6),
 }
 VALUES = ["", "a", "서울", "성균관대학교", "strasse", "chrome.exe", "🙂 emoji"]
 TEXTS = [
@@ -74,6 +75,7 @@ def memo_tables() -> dict:
         "4bitflip": make_mechanism("dbitflip", 5, 1.0, d=4),
         "1bitflip": make_mechanism("dbitflip", 5, 1.0, d=1),
         "3bitflip-k8": make_mechanism("dbitflip", 8, 2.0, d=3),
+        "150bitflip-k160": make_mechanism("dbitflip", 160, 3.0, d=150),  # streams beyond 128 words
     }
     one_bit = make_numeric_mechanism("1bitmean", 0, 10, 1.0, grid=10)
     gammas = [0.0, 0.1, 0.25]
@@ -86,7 +88,7 @@ def memo_tables() -> dict:
                 "memoized": [
                     [secret.hex(), value, *memoized_dbitflip(secret, "series-7", "q-3", value, m)]
                     for secret in SECRETS
-                    for value in range(m.k)
+                    for value in range(min(m.k, 6))
                 ],
             }
             for key, m in dbitflips.items()
