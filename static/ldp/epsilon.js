@@ -19,13 +19,18 @@
  * - Hadamard response (sets checked to be the Hadamard rows, half of K each): |ln(p / (1 - p))|.
  * - CMS: 2 |ln(p / (1 - p))| (two coordinates differ) when some hash function separates two
  *   options, else 0; HCMS: |ln(p / (1 - p))| under the same condition.
+ * - RAPPOR (rappor.js): one report's epsilon_1 = h ln(q* (1 - p*) / (p* (1 - q*))); the
+ *   longitudinal epsilon_inf of its memoized layer is rappor.js's epsilonInfinity.
+ * - Text sketch (freetext.js): 2 |ln(p / (1 - p))|, as CMS.
  * - Numeric (ldp/numeric/): clamped geometric max(ln(w0 / w(G-1)), ln(sum w / w(G))); 1BitMean
  *   and Duchi ln((D - A) / A); Piecewise ln(high / low); Hybrid the larger of its branches in
  *   use; the discrete Gaussian is (epsilon, delta): delta recomputed at the stated epsilon by
  *   the hockey-stick sum for the worst pair of grid points.
  */
 
+import { checkTextSketchSpec } from "./freetext.js";
 import { checkNumericSpec } from "./numeric.js";
+import { checkRapporSpec, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
 
 /** Relative float tolerance when comparing a recomputed budget with a promised one. */
@@ -116,6 +121,15 @@ export function specPrivacy(spec) {
   if (CATEGORICAL_MECHANISMS.includes(mechanism)) {
     checkSpec(spec);
     return { epsilon: CATEGORICAL[mechanism](spec), delta: 0 };
+  }
+  if (mechanism === "rappor" || mechanism === "text-cms") {
+    try {
+      if (mechanism === "rappor") return { epsilon: epsilonOneReport(checkRapporSpec(spec)), delta: 0 };
+      return { epsilon: 2 * absLogRatio(checkTextSketchSpec(spec).keep_probability, 1 - spec.keep_probability), delta: 0 };
+    } catch (error) {
+      if (error instanceof RangeError) throw new SpecError("", error.message, mechanism === "rappor" ? "RAPPOR spec" : "sketch spec");
+      throw error;
+    }
   }
   checkNumericSpec(spec);
   return NUMERIC[mechanism](spec);

@@ -146,3 +146,14 @@ test("randomizeRappor returns the cohort and bits of the spec's length; bad inpu
   assert.throws(() => checkRapporSpec({ ...spec, hash_count: 9 }), RangeError);
   assert.throws(() => checkRapporSpec({ ...spec, f: 1 }), RangeError);
 });
+
+test("epsilon.js recomputes a RAPPOR or text-sketch spec's one-report epsilon and refuses malformed ones", async () => {
+  const { specPrivacy } = await import("../../static/ldp/epsilon.js");
+  const { SpecError } = await import("../../static/ldp/spec.js");
+  const spec = TABLES["seed-fig3"].spec;
+  assertClose(assert, specPrivacy(spec).epsilon, TABLES["seed-fig3"].epsilon_one);
+  assert.throws(() => specPrivacy({ ...spec, q: 0.1 }), SpecError);
+  const sketch = JSON.parse(readFileSync(new URL("./memo_tables.json", import.meta.url), "utf8")).sketch.spec;
+  assertClose(assert, specPrivacy(sketch).epsilon, sketch.epsilon, 1e-9);
+  assert.throws(() => specPrivacy({ ...sketch, keep_probability: 2 }), SpecError);
+});
