@@ -60,10 +60,11 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.mechanisms.base import require_bits, require_fields, require_int
+from ldp.mechanisms.hadamard import hadamard_signs
 from ldp.privacy import binary_keep_probability, check_epsilon
 from ldp.text import encode_fields
 
-__all__ = ["SketchCounts", "TextCount", "TextSketch"]
+__all__ = ["HadamardTextSketch", "SketchCounts", "TextCount", "TextSketch"]
 
 HASH_DOMAIN = "murmur-sketch-v1"
 MAX_WIDTH = 1024
@@ -77,19 +78,23 @@ class TextInterval(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class SketchCounts:
-    """Reports per row (K) and reports with +1 per (row, cell) (K x m); they add up with ``+``."""
+    """Reports per row (K) and signed cell totals U (K x m); they add up with ``+``.
+
+    U[j, l] sums, over the reports of row j, the +-1 each report puts in cell l: its entry v[l]
+    for CMS; y H[index, l] for HCMS (the Hadamard transform of the signed bits per index).
+    """
 
     reports: np.ndarray
-    plus: np.ndarray
+    totals: np.ndarray
 
     @property
     def n(self) -> int:
         return int(self.reports.sum())
 
     def __add__(self, other: SketchCounts) -> SketchCounts:
-        if self.plus.shape != other.plus.shape:
-            raise ValueError(f"cannot add sketch counts of shapes {self.plus.shape} and {other.plus.shape}")
-        return SketchCounts(self.reports + other.reports, self.plus + other.plus)
+        if self.totals.shape != other.totals.shape:
+            raise ValueError(f"cannot add sketch counts of shapes {self.totals.shape} and {other.totals.shape}")
+        return SketchCounts(self.reports + other.reports, self.totals + other.totals)
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,14 @@ class TextSketch:
     def scale(self) -> float:
         """c = (e^(epsilon/2) + 1) / (e^(epsilon/2) - 1)."""
         return 1 / math.tanh(self.epsilon / 4)
+
+    @property
+    def debias(self) -> tuple[float, float]:
+        """(alpha, beta): alpha w + beta is unbiased for [cell is the string's], w the report's +-1 there.
+
+        CMS: (c/2, 1/2), Apple's x = K (c/2 v + 1/2) per row.
+        """
+        return self.scale / 2, 0.5
 
     def client_spec(self) -> dict[str, Any]:
         return {
@@ -200,9 +213,9 @@ class TextSketch:
         """Sketch counts of reports given as their rows (n) and bits (n x width)."""
         row_array = np.asarray(rows, dtype=np.int64)
         bit_array = np.asarray(bits, dtype=np.int64).reshape(-1, self.width)
-        plus = np.zeros((self.hash_count, self.width), dtype=np.int64)
-        np.add.at(plus, row_array, bit_array)
-        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), plus)
+        totals = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        np.add.at(totals, row_array, 2 * bit_array - 1)
+        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), totals)
 
     def randomize(self, texts: Sequence[str], *, rng: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows, bits) of reports of normalized strings, as browsers would send them."""
@@ -228,23 +241,25 @@ class TextSketch:
         reports = per_row.sum(axis=0)
         keep = self.keep_probability
         plus = rng.binomial(hits, keep) + rng.binomial(reports[:, None] - hits, 1 - keep)
-        return SketchCounts(reports, plus)
+        return SketchCounts(reports, 2 * plus - reports[:, None])
 
     # -- queries -------------------------------------------------------------------------------
     def second_moment(self, counts: SketchCounts) -> float:
         """An estimate of F2 = sum_s n_s^2 over the strings written, from the sketch alone.
 
-        Y_jl = c (P_jl - R_j / 2) + R_j / 2 is unbiased for the number of row-j reports whose
-        string hashes to l, with variance R_j (c^2 - 1)/4, so T = sum_jl (Y_jl^2 - R_j (c^2 - 1)/4)
+        Y_jl = alpha U_jl + beta R_j is unbiased for the number of row-j reports whose string hashes
+        to l (:attr:`debias`); subtracting the reports' variances, T = sum_jl Y_jl^2 - noise n
         estimates sum_jl (row-j writers in cell l)^2 = sum_j [sum_s n_sj^2 + same-cell pairs], and
         the pairs average (1/m)(R_j^2 - sum_s n_sj^2) over hash functions: sum_j sum_s n_sj^2 ~
         (T - sum_j R_j^2 / m) / (1 - 1/m). Rows are uniform, so E sum_j n_sj^2 = n_s^2 / K +
         n_s (1 - 1/K), and F2 ~ K (that - n (1 - 1/K)).
         """
-        c, m = self.scale, self.width
+        (alpha, beta), m = self.debias, self.width
         reports = counts.reports[:, None].astype(float)
-        cells = c * (counts.plus - reports / 2) + reports / 2
-        total = np.sum(cells**2 - reports * (c * c - 1) / 4)
+        cells = alpha * counts.totals + beta * reports
+        # Per report, sum over cells of Var(alpha w + beta): m alpha^2 - (1 - beta)^2 - (m - 1) beta^2.
+        noise = m * alpha**2 - (1 - beta) ** 2 - (m - 1) * beta**2
+        total = np.sum(cells**2) - noise * counts.n
         within_rows = (total - np.sum(reports**2) / m) / (1 - 1 / m)
         return max(0.0, self.hash_count * (within_rows - counts.n * (1 - 1 / self.hash_count)))
 
@@ -258,11 +273,12 @@ class TextSketch:
         n = counts.n
         if n == 0:
             raise ValueError("cannot query zero reports")
-        m, c = self.width, self.scale
+        m, (alpha, beta) = self.width, self.debias
         stretch = m / (m - 1)
-        a, b = stretch * (c / 2 + 0.5 - 1 / m), stretch * (0.5 - c / 2 - 1 / m)
+        a, b = stretch * (alpha + beta - 1 / m), stretch * (beta - alpha - 1 / m)
         cells = np.array([self.cells(x) for x in names])  # M x K
-        plus = counts.plus[np.arange(self.hash_count), cells].sum(axis=1).astype(float)
+        # Reports whose +-1 at the candidate's cell is +1.
+        plus = (n + counts.totals[np.arange(self.hash_count), cells].sum(axis=1)) / 2
         sketched = plus * a + (n - plus) * b
         # Collisions among the candidates are known: E[sketched] = G n with
         # G[x, s] = m/(m-1) (share of rows where h_j(x) = h_j(s) - 1/m), G[x, x] = 1.
@@ -276,3 +292,111 @@ class TextSketch:
         errors = np.sqrt(np.einsum("xs,s,xs->x", inverse, variances, inverse))
         found = estimate / errors > stats.norm.isf(alpha / len(names))
         return TextCount(names, estimate, errors, found, n)
+
+
+@dataclass(frozen=True, eq=False)
+class HadamardTextSketch(TextSketch):
+    """Apple's Hadamard Count Mean Sketch over hashed strings: one bit per report.
+
+    Client (seed 004, section 3.2.2): row j uniform, cell l = h_j(s) (the same hash as
+    :class:`TextSketch`), index i uniform in [0, m) (m a power of 2), w = H[i, l] = (-1)^popcount(i & l),
+    kept with probability e^epsilon / (e^epsilon + 1) and flipped otherwise; the report is
+    (j, i, bit) with bit 1 for +1. Two strings change the law of one +-1: epsilon exactly.
+
+    Server: per row the signed bits per index, Hadamard-transformed, are the cells' signed totals
+    U; with c = (e^epsilon + 1) / (e^epsilon - 1), c y H[i, l] is unbiased for [l is the string's
+    cell], so :attr:`debias` is (c, 0) and every query of :class:`TextSketch` applies.
+
+    >>> sketch = HadamardTextSketch(epsilon=4.0, hash_count=64, width=128)
+    >>> counts = sketch.simulate_counts(["서울", "부산"], [3000, 1000], rng=1)
+    >>> sketch.query(counts, ["서울", "부산", "대구"]).found.tolist()
+    [True, True, False]
+    """
+
+    name: ClassVar[str] = "text-hcms"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.width & (self.width - 1):
+            raise ValueError(f"width must be a power of 2 for the Hadamard transform, got {self.width}")
+
+    @property
+    def keep_probability(self) -> float:
+        return binary_keep_probability(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        """c = (e^epsilon + 1) / (e^epsilon - 1)."""
+        return 1 / math.tanh(self.epsilon / 2)
+
+    @property
+    def debias(self) -> tuple[float, float]:
+        return self.scale, 0.0
+
+    def worst_case_log_ratio(self) -> float:
+        """One +-1 whose law two strings change by e^epsilon: epsilon."""
+        keep = self.keep_probability
+        return math.log(keep / (1 - keep))
+
+    @property
+    def report_width(self) -> int:
+        """Bytes of a packed report: row and index (2 bytes each, little-endian) and the bit."""
+        return 5
+
+    def parse_report(self, obj: Any) -> bytes:
+        """Validate ``{"row": j, "index": i, "bit": 0 or 1}`` and pack it; raise InvalidReport."""
+        report = require_fields(obj, {"row", "index", "bit"})
+        row = require_int(report["row"], "row", 0, self.hash_count - 1)
+        index = require_int(report["index"], "index", 0, self.width - 1)
+        bit = require_int(report["bit"], "bit", 0, 1)
+        return row.to_bytes(2, "little") + index.to_bytes(2, "little") + bytes([bit])
+
+    def unpack_report(self, packed: bytes) -> dict[str, Any]:
+        return {"row": packed[0] | packed[1] << 8, "index": packed[2] | packed[3] << 8, "bit": packed[4]}
+
+    def tally(self, packed: ArrayLike) -> SketchCounts:
+        rows = np.asarray(packed, dtype=np.int64).reshape(-1, 5)
+        row, index = rows[:, 0] | rows[:, 1] << 8, rows[:, 2] | rows[:, 3] << 8
+        if (row >= self.hash_count).any() or (index >= self.width).any():
+            raise ValueError("a packed report names a row or index outside the sketch")
+        return self.tally_reports(row, index, rows[:, 4])
+
+    def tally_reports(self, rows: ArrayLike, indices: ArrayLike, bits: ArrayLike) -> SketchCounts:  # type: ignore[override]
+        """Sketch counts of reports given as rows, indices and bits (n each)."""
+        row_array = np.asarray(rows, dtype=np.int64)
+        signed = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        np.add.at(signed, (row_array, np.asarray(indices, dtype=np.int64)), 2 * np.asarray(bits, dtype=np.int64) - 1)
+        transform = hadamard_signs(np.arange(self.width)[:, None], np.arange(self.width)[None, :])
+        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), signed @ transform)
+
+    def randomize(self, texts: Sequence[str], *, rng: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+        """(rows, indices, bits) of reports of normalized strings, as browsers would send them."""
+        rng = np.random.default_rng(rng)
+        rows = rng.integers(0, self.hash_count, size=len(texts))
+        indices = rng.integers(0, self.width, size=len(texts))
+        cells = np.array([self.cell(int(j), t) for j, t in zip(rows, texts, strict=True)], dtype=np.int64)
+        sign = hadamard_signs(indices, cells)
+        kept = rng.random(len(texts)) < self.keep_probability
+        return rows, indices, (np.where(kept, sign, -sign) > 0).astype(np.int64)
+
+    def simulate_counts(self, texts: Sequence[str], true_counts: ArrayLike, *, rng: Any = None) -> SketchCounts:
+        """Sketch counts of a population without making the reports (their exact distribution).
+
+        Per row and cell the writers' indices are multinomial over [0, m); per (row, index) the
+        reports whose true sign H[i, l] is +1 send bit 1 with the keep probability, the others
+        with its complement.
+        """
+        rng = np.random.default_rng(rng)
+        counts = np.asarray(true_counts, dtype=np.int64)
+        per_row = np.array([rng.multinomial(c, np.full(self.hash_count, 1 / self.hash_count)) for c in counts])
+        hits = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        for s, text in enumerate(texts):
+            np.add.at(hits, (np.arange(self.hash_count), self.cells(text)), per_row[s])
+        spread = rng.multinomial(hits, np.full(self.width, 1 / self.width))  # K x cell x index
+        transform = hadamard_signs(np.arange(self.width)[:, None], np.arange(self.width)[None, :])  # cell x index
+        positive = np.einsum("jli,li->ji", spread, (transform > 0).astype(np.int64))
+        negative = spread.sum(axis=1) - positive
+        keep = self.keep_probability
+        ones = rng.binomial(positive, keep) + rng.binomial(negative, 1 - keep)
+        signed = 2 * ones - spread.sum(axis=1)
+        return SketchCounts(per_row.sum(axis=0), signed @ transform)

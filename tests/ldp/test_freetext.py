@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldp.freetext import TextSketch
+from ldp.freetext import HadamardTextSketch, TextSketch
 from ldp.mechanisms.base import InvalidReport
 from ldp.privacy import worst_case_log_ratio
 from ldp.text import normalize_text
@@ -34,7 +34,7 @@ def test_randomized_reports_and_simulated_counts_agree_and_count_the_answers():
     packed = np.frombuffer(b"".join(reports), dtype=np.uint8).reshape(len(reports), -1)
     assert sketch.unpack_report(reports[0]) == {"row": int(rows[0]), "bits": bits[0].tolist()}
     from_reports = sketch.query(sketch.tally(packed), texts)
-    assert np.array_equal(sketch.tally_reports(rows, bits).plus, sketch.tally(packed).plus)
+    assert np.array_equal(sketch.tally_reports(rows, bits).totals, sketch.tally(packed).totals)
     simulated = sketch.query(sketch.simulate_counts(texts, [2000, 500, 0], rng=2), texts)
     for result in (from_reports, simulated):
         assert np.all(np.abs(result.counts - [2000, 500, 0]) <= 4 * result.standard_errors)
@@ -68,7 +68,8 @@ def test_queries_refuse_bad_input():
 
 
 @pytest.mark.statistical
-def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
+@pytest.mark.parametrize("kind", [TextSketch, HadamardTextSketch], ids=["cms", "hcms"])
+def test_intervals_cover_and_findings_stay_within_the_false_discovery_level(kind):
     """Zipf(1.1) over 100 strings plus 100 decoys, n = 100,000, epsilon = 2, K = 64, m = 128.
 
     30 seeded surveys. Bands at 95 % must cover the truth for 93-97 % of the 200 x 30 candidates
@@ -76,7 +77,7 @@ def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
     the 8 most common strings (each >= 2,373 writers) must be found in >= 95 % of surveys; the
     sketch's estimate of F2 = sum of squared counts must average within 5 % of the truth.
     """
-    sketch = TextSketch(epsilon=2.0, hash_count=64, width=128)
+    sketch = kind(epsilon=2.0, hash_count=64, width=128)
     written = [f"답변 {i}" for i in range(100)]
     candidates = written + [f"decoy {i}" for i in range(100)]
     shares = 1 / np.arange(1, 101) ** 1.1
@@ -97,3 +98,44 @@ def test_intervals_cover_and_findings_stay_within_the_false_discovery_level():
     assert np.mean(false_rates) <= 0.05
     assert np.mean(top) >= 0.95
     assert abs(np.mean(moments) - 1) <= 0.05
+
+
+def test_a_hadamard_report_enumerated_over_cells_indices_and_bits_has_worst_log_ratio_epsilon():
+    sketch = HadamardTextSketch(epsilon=1.5, hash_count=1, width=8)
+    keep = sketch.keep_probability
+    signs = np.array([[1 if bin(i & cell).count("1") % 2 == 0 else -1 for i in range(8)] for cell in range(8)])
+    # Report (index i, bit b): P = 1/m (keep if b matches H[i, cell] else 1 - keep); rows are uniform.
+    table = [
+        np.concatenate([np.where(row > 0, keep, 1 - keep), np.where(row > 0, 1 - keep, keep)]) / 8 for row in signs
+    ]
+    assert math.isclose(worst_case_log_ratio(table), 1.5, rel_tol=1e-12)
+    assert math.isclose(sketch.worst_case_log_ratio(), 1.5, rel_tol=1e-12)
+
+
+def test_hadamard_reports_are_validated_packed_tallied_and_counted():
+    sketch = HadamardTextSketch(epsilon=3.0, hash_count=16, width=64)
+    assert sketch.parse_report({"row": 15, "index": 63, "bit": 1}) == b"\x0f\x00\x3f\x00\x01"
+    assert sketch.unpack_report(b"\x0f\x00\x3f\x00\x01") == {"row": 15, "index": 63, "bit": 1}
+    for report, message in (
+        ({"row": 16, "index": 0, "bit": 1}, "row must lie"),
+        ({"row": 0, "index": 64, "bit": 1}, "index must lie"),
+        ({"row": 0, "index": 0, "bit": 2}, "bit must lie"),
+        ({"row": 0, "bits": [1]}, "exactly the fields"),
+    ):
+        with pytest.raises(InvalidReport, match=message):
+            sketch.parse_report(report)
+    with pytest.raises(ValueError, match="power of 2"):
+        HadamardTextSketch(epsilon=1.0, width=100)
+    texts = ["seoul", "busan", "daegu"]
+    rows, indices, bits = sketch.randomize([texts[0]] * 3000 + [texts[1]] * 1000, rng=5)
+    packed = np.frombuffer(
+        b"".join(
+            sketch.parse_report({"row": int(j), "index": int(i), "bit": int(b)})
+            for j, i, b in zip(rows, indices, bits, strict=True)
+        ),
+        dtype=np.uint8,
+    )
+    from_reports = sketch.query(sketch.tally(packed), texts)
+    simulated = sketch.query(sketch.simulate_counts(texts, [3000, 1000, 0], rng=6), texts)
+    for result in (from_reports, simulated):
+        assert np.all(np.abs(result.counts - [3000, 1000, 0]) <= 4 * result.standard_errors)
