@@ -21,7 +21,7 @@
  *   options, else 0; HCMS: |ln(p / (1 - p))| under the same condition.
  * - RAPPOR (rappor.js): one report's epsilon_1 = h ln(q* (1 - p*) / (p* (1 - q*))); the
  *   longitudinal epsilon_inf of its memoized layer is rappor.js's epsilonInfinity.
- * - Text sketch (freetext.js): 2 |ln(p / (1 - p))|, as CMS.
+ * - Text sketches (freetext.js): 2 |ln(p / (1 - p))| as CMS, |ln(p / (1 - p))| as HCMS.
  * - Numeric (ldp/numeric/): clamped geometric max(ln(w0 / w(G-1)), ln(sum w / w(G))); 1BitMean
  *   and Duchi ln((D - A) / A); Piecewise ln(high / low); Hybrid the larger of its branches in
  *   use; the discrete Gaussian is (epsilon, delta): delta recomputed at the stated epsilon by
@@ -122,10 +122,11 @@ export function specPrivacy(spec) {
     checkSpec(spec);
     return { epsilon: CATEGORICAL[mechanism](spec), delta: 0 };
   }
-  if (mechanism === "rappor" || mechanism === "text-cms") {
+  if (mechanism === "rappor" || mechanism === "text-cms" || mechanism === "text-hcms") {
     try {
       if (mechanism === "rappor") return { epsilon: epsilonOneReport(checkRapporSpec(spec)), delta: 0 };
-      return { epsilon: 2 * absLogRatio(checkTextSketchSpec(spec).keep_probability, 1 - spec.keep_probability), delta: 0 };
+      const coordinates = checkTextSketchSpec(spec).mechanism === "text-cms" ? 2 : 1;
+      return { epsilon: coordinates * absLogRatio(spec.keep_probability, 1 - spec.keep_probability), delta: 0 };
     } catch (error) {
       if (error instanceof RangeError) throw new SpecError("", error.message, mechanism === "rappor" ? "RAPPOR spec" : "sketch spec");
       throw error;

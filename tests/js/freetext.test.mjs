@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { checkTextSketchSpec, randomizeText, sketchCell } from "../../static/ldp/freetext.js";
+import { checkTextSketchSpec, randomizeText, randomizeTextHadamard, sketchCell } from "../../static/ldp/freetext.js";
+import { hadamardSign } from "../../static/ldp/spec.js";
 import { normalizeText } from "../../static/ldp/text.js";
 import { allBitVectors, assertClose, forbidMathRandom, seededSource, worstLogRatio } from "./seeded.mjs";
 
@@ -46,4 +47,31 @@ test("the report table of a 4-cell row, enumerated over the cells a string can h
   assertClose(assert, worstLogRatio(rows), TABLE.spec.epsilon, 1e-9);
   assert.throws(() => checkTextSketchSpec({ ...TABLE.spec, keep_probability: 0.4 }), RangeError);
   assert.throws(() => checkTextSketchSpec({ ...TABLE.spec, width: 1 }), RangeError);
+});
+
+test("a Hadamard report keeps the sign H[index, cell] with keep_probability; indices and rows are uniform", async () => {
+  const spec = checkTextSketchSpec(TABLE.hadamard_spec);
+  const random = seededSource(11);
+  const keep = spec.keep_probability;
+  let agree = 0;
+  let lowIndices = 0;
+  for (let i = 0; i < DRAWS; i += 1) {
+    const report = await randomizeTextHadamard(spec, " Busan", random);
+    const cell = await sketchCell(spec, report.row, "busan");
+    agree += (report.bit === 1 ? 1 : -1) === hadamardSign(report.index, cell) ? 1 : 0;
+    lowIndices += report.index < spec.width / 2 ? 1 : 0;
+  }
+  assert.ok(Math.abs(agree / DRAWS - keep) <= 4 * Math.sqrt((keep * (1 - keep)) / DRAWS));
+  assert.ok(Math.abs(lowIndices / DRAWS - 0.5) <= 4 * Math.sqrt(0.25 / DRAWS));
+  await assert.rejects(() => randomizeTextHadamard(TABLE.spec, "x", random), RangeError);
+  await assert.rejects(() => randomizeText(spec, "x", random), RangeError);
+  assert.throws(() => checkTextSketchSpec({ ...spec, width: 96 }), RangeError);
+});
+
+test("the Hadamard report table over every cell of an 8-wide row, enumerated, has worst log-ratio epsilon", () => {
+  const keep = TABLE.hadamard_spec.keep_probability;
+  const rows = Array.from({ length: 8 }, (_, cell) =>
+    [0, 1].flatMap((bit) => Array.from({ length: 8 }, (_, index) => ((bit ? 1 : -1) === hadamardSign(index, cell) ? keep : 1 - keep) / 8)),
+  );
+  assertClose(assert, worstLogRatio(rows), TABLE.hadamard_spec.epsilon, 1e-9);
 });

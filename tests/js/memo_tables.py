@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from ldp import make_mechanism, make_numeric_mechanism
-from ldp.freetext import TextSketch
+from ldp.freetext import HadamardTextSketch, TextSketch
 from ldp.mechanisms.rappor import Rappor
 from ldp.memo import (
     dbitflip_epsilon_after_rounds,
@@ -118,6 +118,7 @@ def sketch_tables() -> dict:
     sketch = TextSketch(epsilon=2.0, hash_count=8, width=128)
     return {
         "spec": sketch.client_spec(),
+        "hadamard_spec": HadamardTextSketch(epsilon=1.5, hash_count=8, width=128).client_spec(),
         "cells": [[value, row, sketch.cell(row, value)] for value in VALUES for row in range(sketch.hash_count)],
     }
 

@@ -156,4 +156,6 @@ test("epsilon.js recomputes a RAPPOR or text-sketch spec's one-report epsilon an
   const sketch = JSON.parse(readFileSync(new URL("./memo_tables.json", import.meta.url), "utf8")).sketch.spec;
   assertClose(assert, specPrivacy(sketch).epsilon, sketch.epsilon, 1e-9);
   assert.throws(() => specPrivacy({ ...sketch, keep_probability: 2 }), SpecError);
+  const hadamard = JSON.parse(readFileSync(new URL("./memo_tables.json", import.meta.url), "utf8")).sketch.hadamard_spec;
+  assertClose(assert, specPrivacy(hadamard).epsilon, hadamard.epsilon, 1e-9);
 });
