@@ -22,10 +22,10 @@ def test_the_measured_observer_never_beats_the_epsilon_bound_and_memoization_cap
     assert ten.epsilon_memoized < rappor.SEED_FIG3.epsilon_infinity() < ten.epsilon_fresh
 
 
-def test_decoding_rows_are_written_for_both_mechanisms(tmp_path, monkeypatch):
+def test_decoding_rows_are_written_for_each_mechanism(tmp_path, monkeypatch):
     monkeypatch.setattr(rappor, "SIZES", (20_000,))
     decoding, leak = rappor.run(tmp_path, repetitions=2, attackers=2000)
-    assert [row.mechanism for row in decoding] == ["RAPPOR", "CMS"]
+    assert [row.mechanism for row in decoding] == ["RAPPOR", "CMS", "HCMS"]
     assert all(0 <= row.false_discovery_rate <= 1 and row.found >= 1 for row in decoding)
     assert [row.rounds for row in leak] == list(range(1, 11))
     assert (tmp_path / "rappor_decoding.csv").read_text().startswith("mechanism,n,found")
