@@ -266,8 +266,8 @@ class TextSketch:
     def query(self, counts: SketchCounts, candidates: Sequence[str], *, alpha: float = 0.05) -> TextCount:
         """How many wrote each candidate (normalized strings), with standard errors and findings."""
         names = tuple(candidates)
-        if not names:
-            raise ValueError("candidates must not be empty")
+        if not names or len(set(names)) != len(names):
+            raise ValueError("candidates must be a non-empty list of distinct strings")
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
         n = counts.n

@@ -57,8 +57,10 @@ def test_reports_are_validated():
 def test_queries_refuse_bad_input():
     sketch = TextSketch(epsilon=1.0)
     counts = sketch.simulate_counts(["a"], [10], rng=1)
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="non-empty list of distinct"):
         sketch.query(counts, [])
+    with pytest.raises(ValueError, match="distinct"):
+        sketch.query(counts, ["a", "a"])
     with pytest.raises(ValueError, match="alpha"):
         sketch.query(counts, ["a"], alpha=0)
     with pytest.raises(ValueError, match="zero reports"):
