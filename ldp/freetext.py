@@ -284,11 +284,14 @@ class TextSketch:
         # G[x, s] = m/(m-1) (share of rows where h_j(x) = h_j(s) - 1/m), G[x, x] = 1.
         shared = (cells[:, None, :] == cells[None, :, :]).mean(axis=2)
         collision = stretch * (shared - 1 / m)
-        estimate = np.linalg.solve(collision, sketched)
+        try:
+            inverse = np.linalg.inv(collision)
+        except np.linalg.LinAlgError:
+            raise ValueError("some candidates share their cell in every row and cannot be counted apart") from None
+        estimate = inverse @ sketched
         randomization = (a - b) ** 2 * plus * (n - plus) / n
         outside = max(self.second_moment(counts) - float(np.sum(np.maximum(estimate, 0) ** 2)), 0.0)
         variances = randomization + stretch**2 * (1 / m) * (1 - 1 / m) / self.hash_count * outside
-        inverse = np.linalg.inv(collision)
         errors = np.sqrt(np.einsum("xs,s,xs->x", inverse, variances, inverse))
         found = estimate / errors > stats.norm.isf(alpha / len(names))
         return TextCount(names, estimate, errors, found, n)

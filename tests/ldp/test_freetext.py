@@ -61,6 +61,10 @@ def test_queries_refuse_bad_input():
         sketch.query(counts, [])
     with pytest.raises(ValueError, match="distinct"):
         sketch.query(counts, ["a", "a"])
+    narrow = TextSketch(epsilon=1.0, hash_count=1, width=2)
+    shared = [t for t in ("a", "b", "c", "d") if narrow.cell(0, t) == narrow.cell(0, "a")][:2]
+    with pytest.raises(ValueError, match="cannot be counted apart"):
+        narrow.query(narrow.simulate_counts(["a"], [10], rng=1), shared)
     with pytest.raises(ValueError, match="alpha"):
         sketch.query(counts, ["a"], alpha=0)
     with pytest.raises(ValueError, match="zero reports"):
