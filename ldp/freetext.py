@@ -273,9 +273,9 @@ class TextSketch:
         n = counts.n
         if n == 0:
             raise ValueError("cannot query zero reports")
-        m, (alpha, beta) = self.width, self.debias
+        m, (slope, offset) = self.width, self.debias  # not "alpha": that is the test's level
         stretch = m / (m - 1)
-        a, b = stretch * (alpha + beta - 1 / m), stretch * (beta - alpha - 1 / m)
+        a, b = stretch * (slope + offset - 1 / m), stretch * (offset - slope - 1 / m)
         cells = np.array([self.cells(x) for x in names])  # M x K
         # Reports whose +-1 at the candidate's cell is +1.
         plus = (n + counts.totals[np.arange(self.hash_count), cells].sum(axis=1)) / 2

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from ldp.freetext import HadamardTextSketch, TextSketch
 from ldp.mechanisms.base import InvalidReport
@@ -145,3 +146,14 @@ def test_hadamard_reports_are_validated_packed_tallied_and_counted():
     simulated = sketch.query(sketch.simulate_counts(texts, [3000, 1000, 0], rng=6), texts)
     for result in (from_reports, simulated):
         assert np.all(np.abs(result.counts - [3000, 1000, 0]) <= 4 * result.standard_errors)
+
+
+@pytest.mark.parametrize("kind", [TextSketch, HadamardTextSketch], ids=["cms", "hcms"])
+def test_found_means_significant_at_the_level_asked_with_bonferroni(kind):
+    sketch = kind(epsilon=2.0, hash_count=32, width=64)
+    texts = ["a", "b", "c", "d"]
+    counts = sketch.simulate_counts(texts, [4000, 300, 100, 0], rng=8)
+    for alpha in (0.5, 0.05, 1e-6):
+        result = sketch.query(counts, texts, alpha=alpha)
+        z = result.counts / result.standard_errors
+        assert result.found.tolist() == (z > stats.norm.isf(alpha / 4)).tolist()
