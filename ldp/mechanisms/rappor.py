@@ -39,7 +39,7 @@ at level alpha / M over all M candidates (Bonferroni). This is the test decode.R
 but leaves commented out, keeping instead coefficients above two standard deviations of five
 resampled fits. Murmur states a level: the chance of any false discovery, and with it the
 false-discovery rate, is meant to stay below alpha; selection makes that approximate, so it is
-measured (``docs/experiments.md``: one false discovery in 250 simulated surveys).
+measured (``docs/experiments.md``: at most one false discovery in 250 simulated surveys).
 
 References
 ----------
