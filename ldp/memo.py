@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from ldp.mechanisms.base import Tally
 from ldp.mechanisms.bitflip import DBitFlip
 from ldp.mechanisms.rappor import Rappor
+from ldp.numeric.base import MeanEstimate
 from ldp.numeric.one_bit import OneBitMean
 from ldp.privacy import memoized_bit_log_ratios
 from ldp.text import encode_fields
@@ -62,12 +64,14 @@ __all__ = [
     "HmacStream",
     "dbitflip_epsilon_after_rounds",
     "dbitflip_round_epsilon",
+    "dbitflip_round_shares",
     "flip_bits",
     "memoized_cohort",
     "memoized_dbitflip",
     "memoized_one_bit",
     "memoized_prr",
     "one_bit_epsilon_after_rounds",
+    "one_bit_round_mean",
     "one_bit_round_epsilon",
 ]
 
@@ -250,3 +254,50 @@ def one_bit_epsilon_after_rounds(mechanism: OneBitMean, gamma: float, rounds: in
     low = mechanism.base / mechanism.denominator
     up, down = memoized_bit_log_ratios((low, 1 - low), (gamma, 1 - gamma), rounds)
     return max(up, down)
+
+
+def dbitflip_round_shares(mechanism: DBitFlip, gamma: float, tally: Tally) -> np.ndarray:
+    """Unbiased answer shares from one round of memoized dBitFlip reports.
+
+    The reports and their tally have dBitFlip's format; over respondents (independent secrets) a
+    round's bits are dBitFlip's with p1' = (1 - gamma) p1 + gamma (1 - p1) and p0' likewise, so
+    h(v) = k / (n d) (ones_v - p0' sampled_v) / (p1' - p0') (ref. 2, Theorem 3.2, with p1', p0').
+    Rounds of one series share respondents' memoized bits, so two rounds' estimates are positively
+    correlated: treating them as independent overstates the variance of their difference.
+    """
+    check_gamma(gamma)
+    if tally.n == 0:
+        raise ValueError("cannot estimate from zero reports")
+    p1 = _flipped(mechanism.true_bit_probability, gamma)
+    p0 = _flipped(mechanism.other_bit_probability, gamma)
+    sampled, ones = tally.counts[: mechanism.k], tally.counts[mechanism.k :]
+    return mechanism.k / (tally.n * mechanism.d) * (ones - p0 * sampled) / (p1 - p0)
+
+
+def one_bit_round_mean(mechanism: OneBitMean, gamma: float, tally: Tally) -> MeanEstimate:
+    """Unbiased mean from one round of memoized 1BitMean reports ({"index": bit}, the same tally).
+
+    With the flip, P(1 | grid point k) = (A' + k m') / D, A' = gamma D + (1 - 2 gamma) A and
+    m' = (1 - 2 gamma) m, so decode' = (-A' / m', (D - A') / m') in grid units and the mean is
+    lo + step mean(decode'); the standard error is the decoded reports' sample deviation over
+    sqrt(n), the expected one the worst grid point's (plus a quarter step squared for rounding).
+    """
+    check_gamma(gamma)
+    if tally.n == 0:
+        raise ValueError("cannot estimate from zero reports")
+    total = mechanism.denominator
+    base = gamma * total + (1 - 2 * gamma) * mechanism.base
+    slope = (1 - 2 * gamma) * mechanism.slope
+    decode = np.array([-base, total - base]) / slope
+    mean = float(tally.counts @ decode) / tally.n
+    second = float(tally.counts @ decode**2) / tally.n
+    spread = max(second - mean**2, 0.0) * tally.n / max(tally.n - 1, 1)
+    points = np.arange(mechanism.grid + 1)
+    one = (base + points * slope) / total
+    worst = float(np.max((1 - one) * decode[0] ** 2 + one * decode[1] ** 2 - points**2)) + 0.25
+    return MeanEstimate(
+        mean=mechanism.lo + mechanism.step * mean,
+        standard_error=mechanism.step * math.sqrt(spread / tally.n),
+        n=tally.n,
+        expected_standard_error=mechanism.step * math.sqrt(worst / tally.n),
+    )

@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 
 from ldp import make_mechanism, make_numeric_mechanism
+from ldp.mechanisms.base import Tally
 from ldp.mechanisms.rappor import Rappor
 from ldp.memo import (
     HmacStream,
     StreamExhausted,
     dbitflip_epsilon_after_rounds,
     dbitflip_round_epsilon,
+    dbitflip_round_shares,
     flip_bits,
     memoized_alpha,
     memoized_cohort,
@@ -23,6 +25,7 @@ from ldp.memo import (
     memoized_prr,
     one_bit_epsilon_after_rounds,
     one_bit_round_epsilon,
+    one_bit_round_mean,
 )
 from ldp.privacy import worst_case_log_ratio
 
@@ -179,3 +182,41 @@ def test_flips_and_gamma_are_checked():
             flip_bits([1], gamma)
     with pytest.raises(ValueError, match="option index"):
         memoized_dbitflip(SECRET, "s", "q", 5, FOUR_BIT_FLIP)
+
+
+def test_a_round_of_memoized_dbitflip_estimates_the_shares_without_bias():
+    # 3000 respondents (secrets) answer 0, 1 or 2 in shares 1/2, 1/3, 1/6; each sends its memoized
+    # bits flipped with gamma = 0.2. Tolerance: 4 times the per-bucket standard error bound
+    # sqrt(k/d * m_true / n), m_true = (p1'(1 - p0')^2 + (1 - p1')p0'^2) / (p1' - p0')^2 >= m_false.
+    gamma, n = 0.2, 3000
+    answers = [0] * 1500 + [1] * 1000 + [2] * 500
+    rng = np.random.default_rng(3)
+    sampled, ones = np.zeros(5), np.zeros(5)
+    for secret, answer in zip(secrets(n), answers, strict=True):
+        buckets, bits = memoized_dbitflip(secret, "pulse", "q", answer, FOUR_BIT_FLIP)
+        sampled[buckets] += 1
+        ones[buckets] += flip_bits(bits, gamma, rng=rng)
+    shares = dbitflip_round_shares(FOUR_BIT_FLIP, gamma, Tally(n, np.concatenate([sampled, ones])))
+    p1 = (1 - gamma) * FOUR_BIT_FLIP.true_bit_probability + gamma * (1 - FOUR_BIT_FLIP.true_bit_probability)
+    p0 = (1 - gamma) * FOUR_BIT_FLIP.other_bit_probability + gamma * (1 - FOUR_BIT_FLIP.other_bit_probability)
+    m_true = (p1 * (1 - p0) ** 2 + (1 - p1) * p0**2) / (p1 - p0) ** 2
+    assert np.all(np.abs(shares - [0.5, 1 / 3, 1 / 6, 0, 0]) <= 4 * math.sqrt(5 / 4 * m_true / n))
+
+
+def test_a_round_of_memoized_one_bit_mean_estimates_the_mean_without_bias():
+    gamma, n = 0.1, 3000
+    values = np.linspace(0, 10, n)
+    rng = np.random.default_rng(4)
+    bits = np.array(
+        [
+            memoized_one_bit(secret, "pulse", "q", float(x), ONE_BIT)[1]
+            for secret, x in zip(secrets(n), values, strict=True)
+        ]
+    )
+    sent = flip_bits(bits, gamma, rng=rng)
+    estimate = one_bit_round_mean(ONE_BIT, gamma, Tally(n, np.bincount(sent, minlength=2)))
+    assert abs(estimate.mean - 5.0) <= 4 * estimate.expected_standard_error
+    assert estimate.standard_error <= estimate.expected_standard_error
+    assert estimate.expected_standard_error > ONE_BIT.expected_standard_error(n)  # the flip adds noise
+    with pytest.raises(ValueError, match="zero reports"):
+        one_bit_round_mean(ONE_BIT, gamma, Tally(0, np.zeros(2, dtype=int)))
