@@ -53,6 +53,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -226,6 +227,17 @@ class TextSketch:
         flip = rng.random(onehot.shape) >= self.keep_probability
         return rows, onehot ^ flip.astype(np.uint8)
 
+    def writers_per_cell(self, texts: Sequence[str], true_counts: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+        """How many of the ``true_counts[s]`` writers of each ``texts[s]`` fall in each (row, cell), rows uniform."""
+        counts = np.asarray(true_counts, dtype=np.int64)
+        if counts.shape != (len(texts),) or (counts < 0).any():
+            raise ValueError(f"true_counts must be {len(texts)} non-negative integers")
+        per_row = np.array([rng.multinomial(c, np.full(self.hash_count, 1 / self.hash_count)) for c in counts])
+        hits = np.zeros((self.hash_count, self.width), dtype=np.int64)
+        for s, text in enumerate(texts):
+            np.add.at(hits, (np.arange(self.hash_count), self.cells(text)), per_row[s])
+        return hits
+
     def simulate_counts(self, texts: Sequence[str], true_counts: ArrayLike, *, rng: Any = None) -> SketchCounts:
         """Sketch counts of a population without making the reports (their exact distribution).
 
@@ -233,12 +245,8 @@ class TextSketch:
         +1 count is Binomial(hits, keep) + Binomial(R_j - hits, 1 - keep).
         """
         rng = np.random.default_rng(rng)
-        counts = np.asarray(true_counts, dtype=np.int64)
-        per_row = np.array([rng.multinomial(c, np.full(self.hash_count, 1 / self.hash_count)) for c in counts])
-        hits = np.zeros((self.hash_count, self.width), dtype=np.int64)
-        for s, text in enumerate(texts):
-            np.add.at(hits, (np.arange(self.hash_count), self.cells(text)), per_row[s])
-        reports = per_row.sum(axis=0)
+        hits = self.writers_per_cell(texts, true_counts, rng)
+        reports = hits.sum(axis=1)
         keep = self.keep_probability
         plus = rng.binomial(hits, keep) + rng.binomial(reports[:, None] - hits, 1 - keep)
         return SketchCounts(reports, 2 * plus - reports[:, None])
@@ -336,6 +344,11 @@ class HadamardTextSketch(TextSketch):
     def debias(self) -> tuple[float, float]:
         return self.scale, 0.0
 
+    @cached_property
+    def signs(self) -> np.ndarray:
+        """The Hadamard matrix H[a, b] = (-1)^popcount(a & b), m x m (symmetric)."""
+        return hadamard_signs(np.arange(self.width)[:, None], np.arange(self.width)[None, :])
+
     def worst_case_log_ratio(self) -> float:
         """One +-1 whose law two strings change by e^epsilon: epsilon."""
         keep = self.keep_probability
@@ -369,8 +382,7 @@ class HadamardTextSketch(TextSketch):
         row_array = np.asarray(rows, dtype=np.int64)
         signed = np.zeros((self.hash_count, self.width), dtype=np.int64)
         np.add.at(signed, (row_array, np.asarray(indices, dtype=np.int64)), 2 * np.asarray(bits, dtype=np.int64) - 1)
-        transform = hadamard_signs(np.arange(self.width)[:, None], np.arange(self.width)[None, :])
-        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), signed @ transform)
+        return SketchCounts(np.bincount(row_array, minlength=self.hash_count), signed @ self.signs)
 
     def randomize(self, texts: Sequence[str], *, rng: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
         """(rows, indices, bits) of reports of normalized strings, as browsers would send them."""
@@ -390,16 +402,11 @@ class HadamardTextSketch(TextSketch):
         with its complement.
         """
         rng = np.random.default_rng(rng)
-        counts = np.asarray(true_counts, dtype=np.int64)
-        per_row = np.array([rng.multinomial(c, np.full(self.hash_count, 1 / self.hash_count)) for c in counts])
-        hits = np.zeros((self.hash_count, self.width), dtype=np.int64)
-        for s, text in enumerate(texts):
-            np.add.at(hits, (np.arange(self.hash_count), self.cells(text)), per_row[s])
+        hits = self.writers_per_cell(texts, true_counts, rng)
         spread = rng.multinomial(hits, np.full(self.width, 1 / self.width))  # K x cell x index
-        transform = hadamard_signs(np.arange(self.width)[:, None], np.arange(self.width)[None, :])  # cell x index
-        positive = np.einsum("jli,li->ji", spread, (transform > 0).astype(np.int64))
+        positive = np.einsum("jli,li->ji", spread, (self.signs > 0).astype(np.int64))
         negative = spread.sum(axis=1) - positive
         keep = self.keep_probability
         ones = rng.binomial(positive, keep) + rng.binomial(negative, 1 - keep)
         signed = 2 * ones - spread.sum(axis=1)
-        return SketchCounts(per_row.sum(axis=0), signed @ transform)
+        return SketchCounts(hits.sum(axis=1), signed @ self.signs)
