@@ -17,7 +17,13 @@
  */
 
 import { memoizedBitLogRatios } from "./privacy.js";
-import { bloomFilter, checkRapporSpec, instantaneousResponse, permanentResponse } from "./rappor.js";
+import {
+  bloomFilter,
+  checkRapporSpec,
+  epsilonOneReport as rapporEpsilonOneReport,
+  instantaneousResponse,
+  permanentResponse,
+} from "./rappor.js";
 import { cryptoRandomSource, uniformInt, uniformUnit } from "./randomize.js";
 import { checkNumericSpec, roundToGrid, uniformInteger } from "./numeric.js";
 import { encodeFields, normalizeText } from "./text.js";
@@ -313,4 +319,27 @@ export function permanentEpsilon(spec) {
   if (spec.mechanism === "rappor") return 2 * spec.hash_count * Math.log((1 - spec.f / 2) / (spec.f / 2));
   if (spec.mechanism === "1bitmean") return Math.log((spec.denominator - spec.base) / spec.base);
   return dbitflipRoundEpsilon(spec, 0);
+}
+
+/**
+ * What one round of a memoized question spends, in the form ledger.js records:
+ * {epsilon: the round's epsilon, memo: {epsilon_infinity, values}}, values being how many
+ * permanent responses the respondent could hold (k options, G + 1 grid points; null for text).
+ * @param {any} spec  a "rappor", "dbitflip" or "1bitmean" spec
+ * @param {number} [gamma]  the instantaneous flip of dBitFlip and 1BitMean
+ * @returns {{epsilon: number, memo: {epsilon_infinity: number, values: number | null}}}
+ */
+export function roundSpend(spec, gamma = 0) {
+  if (spec?.mechanism === "rappor") {
+    checkRapporSpec(spec);
+    return { epsilon: rapporEpsilonOneReport(spec), memo: { epsilon_infinity: permanentEpsilon(spec), values: null } };
+  }
+  if (spec?.mechanism === "dbitflip") {
+    return { epsilon: dbitflipRoundEpsilon(spec, gamma), memo: { epsilon_infinity: permanentEpsilon(spec), values: spec.k } };
+  }
+  if (spec?.mechanism === "1bitmean") {
+    checkNumericSpec(spec);
+    return { epsilon: oneBitRoundEpsilon(spec, gamma), memo: { epsilon_infinity: permanentEpsilon(spec), values: spec.grid + 1 } };
+  }
+  throw new RangeError(`no memoized form for mechanism ${JSON.stringify(spec?.mechanism)}`);
 }

@@ -27,6 +27,7 @@ import {
   oneBitRoundEpsilon,
   permanentEpsilon,
   rapporRound,
+  roundSpend,
 } from "../../static/ldp/memo.js";
 import { MemoryStorage, allBitVectors, assertClose, forbidMathRandom, seededSource, worstLogRatio } from "./seeded.mjs";
 
@@ -154,4 +155,21 @@ test("a memo stream refuses short secrets and runs out loudly after its 128 word
   const stream = await memoStream(SECRET, "x", "s", "q");
   stream(new Uint32Array(128));
   assert.throws(() => stream(new Uint32Array(1)), /ran out/);
+});
+
+test("roundSpend gives the ledger each memoized mechanism's round epsilon, epsilon_inf and number of permanent responses", () => {
+  const rappor = ALL.rappor["seed-fig3"];
+  const text = roundSpend(rappor.spec);
+  assertClose(assert, text.epsilon, rappor.epsilon_one);
+  assertClose(assert, text.memo.epsilon_infinity, rappor.epsilon_infinity);
+  assert.equal(text.memo.values, null);
+  const flip = MEMO.dbitflip["4bitflip"];
+  const spend = roundSpend(flip.spec, MEMO.gammas[1]);
+  assertClose(assert, spend.epsilon, flip.round_epsilon[1]);
+  assert.equal(spend.memo.values, 5);
+  const oneBit = MEMO["1bitmean"];
+  const mean = roundSpend(oneBit.spec, oneBit.gammas[2]);
+  assertClose(assert, mean.epsilon, oneBit.round_epsilon[2]);
+  assert.equal(mean.memo.values, oneBit.spec.grid + 1);
+  assert.throws(() => roundSpend({ mechanism: "krr" }), RangeError);
 });
