@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import accounts, author, home, invitations, preview, respond, results, transparency
+from surveys.views import accounts, author, home, invitations, ledger, preview, respond, results, transparency
 
 
 class ExportFormat:
@@ -19,6 +19,7 @@ register_converter(ExportFormat, "format")
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("ledger/", ledger.ledger, name="ledger"),
     path("accounts/signup/", author.signup, name="signup"),
     path("accounts/confirm/", accounts.resend_confirmation, name="resend_confirmation"),
     path("accounts/confirm/<str:token>/", accounts.confirm_email, name="confirm_email"),

@@ -3,11 +3,13 @@
  * The answer page's glue. True answers live only in nameless radio inputs, which are never
  * serialized; on submit each answered question is randomized here (static/ldp/randomize.js,
  * crypto.getRandomValues) and only the randomized reports are posted. Nothing is written to
- * cookies or storage. After sending, the answers are cleared and a receipt shows the reports.
+ * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
+ * ledger in localStorage, the answers are cleared and a receipt shows the reports.
  */
 
 import { randomizeNumeric } from "../ldp/numeric.js";
 import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
+import { recordSpends } from "../ldp/ledger.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -91,12 +93,35 @@ function setUp(form) {
         submitButton.disabled = false;
         return;
       }
+      if (!data.preview) recordInLedger(form, data.receipt);
       showReceipt(form, reports, data.receipt);
     } catch {
       showError(errorBox, gettext("Sending failed. Check your connection and try again."));
       submitButton.disabled = false;
     }
   });
+}
+
+/**
+ * Add the sent questions' epsilons to this browser's ledger (static/ldp/ledger.js): the survey, its
+ * title, each question's id and epsilon, and the day; no answer and no report. Never sent anywhere.
+ * A browser that refuses storage simply keeps no ledger.
+ * @param {HTMLFormElement} form
+ * @param {{question: number, epsilon: number}[]} receipt
+ */
+function recordInLedger(form, receipt) {
+  try {
+    recordSpends(
+      receipt.map((item) => ({
+        survey: form.dataset.survey || "",
+        title: form.dataset.surveyTitle || "",
+        question: String(item.question),
+        epsilon: item.epsilon,
+      })),
+    );
+  } catch {
+    // Storage full or disabled: the ledger is a courtesy; the answers were sent.
+  }
 }
 
 /**

@@ -59,3 +59,19 @@ def page(browser):
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
     assert not violations, f"Content-Security-Policy violations: {violations}"
+
+
+#: What one ledger entry holds (static/ldp/ledger.js): never an answer or a report.
+LEDGER_FIELDS = {"survey", "title", "series", "round", "question", "epsilon", "memo", "day"}
+
+
+def assert_only_the_ledger_is_stored(page) -> str:
+    """The page's storage holds the privacy ledger and nothing else; returns the ledger's text."""
+    import json
+
+    storage = page.evaluate("({local: {...localStorage}, session: sessionStorage.length})")
+    assert storage["session"] == 0
+    assert set(storage["local"]) == {"murmur-epsilon-ledger-v1"}
+    text = storage["local"]["murmur-epsilon-ledger-v1"]
+    assert all(set(entry) == LEDGER_FIELDS for entry in json.loads(text))
+    return text

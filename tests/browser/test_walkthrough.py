@@ -153,6 +153,9 @@ def test_organizer_respondent_results_walkthrough(live_server, browser, db, lang
     answer.click("[data-submit]")
     answer.wait_for_selector("[data-receipt]:not([hidden])")
     respondent_checker.check("receipt")
+    answer.goto(f"{base}{reverse('ledger')}")
+    answer.wait_for_selector("[data-ledger]:not([hidden])")
+    respondent_checker.check("ledger")
     respondent.close()
 
     page.goto(f"{base}{results_url}")
