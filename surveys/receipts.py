@@ -81,6 +81,21 @@ def chance(mechanism: Any) -> str:
     if isinstance(mechanism, NumericMechanism):
         return ""
     return _("Chance that someone who sees it guesses your answer: %(p)s (%(blind)s by pure chance)") % {
-        "p": percent(mechanism.guess_probability()),
+        "p": percent(guess_probability(mechanism)),
         "blind": percent(1 / mechanism.k),
     }
+
+
+#: Per mechanism instance (``surveys.models.build_mechanism`` shares one per parameter set and
+#: process): its guess probability, which costs milliseconds for OLH and CMS — too much to
+#: recompute for every submission's receipt.
+_GUESS: dict[int, tuple[Any, float]] = {}
+
+
+def guess_probability(mechanism: Any) -> float:
+    hit = _GUESS.get(id(mechanism))
+    if hit is None or hit[0] is not mechanism:
+        if len(_GUESS) >= 1024:
+            _GUESS.clear()
+        hit = _GUESS[id(mechanism)] = (mechanism, float(mechanism.guess_probability()))
+    return hit[1]

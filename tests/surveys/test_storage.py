@@ -256,3 +256,20 @@ def test_scramble_storage_leaves_no_arrival_order_in_the_heap(client, organizer)
             cursor.execute(f"SELECT id FROM {table} ORDER BY ctid")
             physical = [row[0] for row in cursor.fetchall()]
             assert physical == sorted(physical)  # the heap now follows the random ids
+
+
+def test_receipts_compute_each_mechanisms_guess_probability_once(client, organizer, monkeypatch):
+    """OLH's and CMS's guess probability costs milliseconds: a receipt must not recompute it per submission."""
+    from ldp.mechanisms.local_hashing import OptimalLocalHashing
+
+    survey = make_survey(organizer, allow_repeat_responses=True)
+    make_question(survey, text="Q", options=["A", "B", "C", "D"], mechanism="olh", mechanism_params={})
+    actions.do_open_survey(survey)
+    calls = []
+    original = OptimalLocalHashing.guess_probability
+    monkeypatch.setattr(OptimalLocalHashing, "guess_probability", lambda self: calls.append(1) or original(self))
+    for seed in range(3):
+        response = post(client, survey, submission_body(survey, seed=seed))
+        assert response.status_code == 201
+        assert "guesses your answer" in response.json()["receipt"][0]["chance"]
+    assert len(calls) == 1
