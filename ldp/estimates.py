@@ -27,6 +27,7 @@ import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -42,6 +43,9 @@ __all__ = [
     "project_onto_simplex",
     "score_interval",
     "simultaneous_bands",
+    "simultaneous_level",
+    "affine_unified_interval",
+    "affine_variance_terms",
     "unified_interval",
 ]
 
@@ -164,12 +168,73 @@ def choose_consistency(
     return "clip" if risks["clip"] < risks["norm-sub"] else "norm-sub"
 
 
-def simultaneous_bands(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, level: float = 0.95) -> Interval:
-    """Score bands that hold for all k options at once with probability >= level (Bonferroni).
+SIMULTANEOUS_CORRECTIONS = ("sidak", "bonferroni")
+SIMULTANEOUS_INTERVALS = ("hull", "score", "unified")
 
-    Each option's band is :func:`score_interval` at level 1 - (1 - level) / k.
+
+def simultaneous_level(level: float, count: int, correction: str = "sidak") -> float:
+    """The per-option level that makes ``count`` bands hold jointly with probability >= level.
+
+    ``"sidak"``: level^(1/count). Šidák's inequality (Šidák 1967) makes it valid for a normal
+    vector with *any* correlation, and it is exact for independent estimates. ``"bonferroni"``:
+    1 - (1 - level) / count, valid for anything, slightly wider.
+
+    >>> round(simultaneous_level(0.95, 20), 6), round(simultaneous_level(0.95, 20, "bonferroni"), 6)
+    (0.997439, 0.9975)
     """
-    return score_interval(unit_variances, unbiased, n, level=1 - (1 - level) / unbiased.size)
+    if correction == "sidak":
+        return level ** (1.0 / count)
+    if correction == "bonferroni":
+        return 1 - (1 - level) / count
+    raise ValueError(f"correction must be one of {SIMULTANEOUS_CORRECTIONS}, got {correction!r}")
+
+
+def simultaneous_bands(
+    unit_variances: np.ndarray,
+    unbiased: np.ndarray,
+    n: int,
+    level: float = 0.95,
+    *,
+    correction: str = "sidak",
+    interval: str = "hull",
+    count: int | None = None,
+) -> Interval:
+    """Bands that hold for all k options at once with probability >= level.
+
+    Each option's band is made at the per-option level of :func:`simultaneous_level` (Šidák by
+    default). ``interval`` says which band: ``"score"`` (:func:`score_interval`), ``"unified"``
+    (:func:`unified_interval`) or ``"hull"`` (default), the smallest interval containing both.
+    Why the hull: at k = 20 the per-option level is 99.74 %, 3 standard deviations out, where the
+    estimates' skewness matters. The score band's acceptance region is symmetric, so skewness
+    cancels to first order and its joint coverage is 95 % within sampling error; the unified band
+    is asymmetric near 0 and 1 and there lost up to 2 points (92.8-95.5 % jointly for k-RR, OUE,
+    OLH and Hadamard response at k = 20, 4000 repetitions), but it never collapses to a point
+    where the score test rejects every share. The hull covers whenever either does, so it keeps
+    the score band's joint coverage and the unified band's width at the edges (measured:
+    docs/experiments.md, ``python -m ldp.experiments simultaneous``).
+
+    ``count`` is the number of bands that must hold together (default: every entry of ``unbiased``;
+    padding-and-sampling estimates k options from k + l items).
+
+    ``correction="bonferroni", interval="score"`` is what this function did before (Bonferroni
+    score bands); :meth:`~ldp.mechanisms.base.Mechanism.automatic_consistency` keeps using it.
+
+    >>> v = np.array([[0.25, 0.25], [0.25, 0.25]])
+    >>> low, high = simultaneous_bands(v, np.array([0.5, 0.5]), 100)
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (0.3882, 0.6118)
+    """
+    if interval not in SIMULTANEOUS_INTERVALS:
+        raise ValueError(f"interval must be one of {SIMULTANEOUS_INTERVALS}, got {interval!r}")
+    each = simultaneous_level(level, unbiased.size if count is None else count, correction)
+    if interval == "score":
+        return score_interval(unit_variances, unbiased, n, level=each)
+    a, b = (np.round(x, 12) for x in affine_variance_terms(unit_variances, unbiased))
+    unified = affine_unified_interval(a, b, unbiased, n, level=each)
+    if interval == "unified":
+        return unified
+    score = score_interval(unit_variances, unbiased, n, level=each)
+    return Interval(np.minimum(score.low, unified.low), np.maximum(score.high, unified.high))
 
 
 @dataclass(frozen=True, eq=False)
@@ -349,6 +414,15 @@ def unified_interval(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, l
     >>> float(low[0]), round(float(high[0]), 3) > 0
     (0.0, True)
     """
+    return affine_unified_interval(*affine_variance_terms(unit_variances, unbiased), unbiased, n, level)
+
+
+def affine_variance_terms(unit_variances: np.ndarray, unbiased: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) with n Var(f_hat_v) = a_v + b_v theta when option v's share is theta.
+
+    The other options' shares are taken in proportion to the Norm-Sub estimate (evenly spread if
+    it puts everything on v): a_v = sum_{t != v} V[v, t] rest_t, b_v = V[v, v] - a_v.
+    """
     plug_in = project_onto_simplex(unbiased)
     k = unbiased.size
     rest = np.repeat(plug_in[None, :], k, axis=0)
@@ -358,10 +432,39 @@ def unified_interval(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, l
     rest = np.where(totals > 0, rest / np.where(totals > 0, totals, 1.0), even)
     a = np.einsum("vt,vt->v", np.where(np.eye(k, dtype=bool), 0.0, unit_variances), rest)
     b = np.diagonal(unit_variances) - a
+    return a, b
 
+
+@lru_cache(maxsize=32)
+def _acceptance_rows(pairs: bytes, count: int, n: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sd and Feldman-Cousins acceptance bounds on the share grid for each distinct (a, b) pair.
+
+    Cached: repeated estimates with the same variance terms and n (simulations, unary encodings)
+    reuse them. Callers index the rows, which copies them.
+    """
+    a, b = np.frombuffer(pairs, dtype=float).reshape(count, 2).T
     theta = np.linspace(0.0, 1.0, UNIFIED_GRID)[None, :]
     sd = np.sqrt(np.maximum(a[:, None] + b[:, None] * theta, 1e-300) / n)
     lower, upper = _unified_acceptance(theta / sd, (1.0 - theta) / sd, level)
+    return sd, lower, upper
+
+
+def affine_unified_interval(
+    a: np.ndarray, b: np.ndarray, unbiased: np.ndarray, n: int, level: float = 0.95
+) -> Interval:
+    """:func:`unified_interval` for estimates x_v with n Var = a_v + b_v theta (arrays of one shape).
+
+    The acceptance regions depend on (a_v, b_v) only, so they are computed once per distinct pair:
+    estimates that share their variance terms (every option of a multi-select unary encoding, a
+    stack of repetitions) cost one acceptance computation.
+    """
+    a, b, unbiased = (np.asarray(x, dtype=float).reshape(-1) for x in np.broadcast_arrays(a, b, unbiased))
+    k = unbiased.size
+    pairs, index = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)
+    index = index.reshape(-1)
+    theta = np.linspace(0.0, 1.0, UNIFIED_GRID)[None, :]
+    distinct = _acceptance_rows(pairs.tobytes(), pairs.shape[0], n, level)
+    sd, lower, upper = (rows[index] for rows in distinct)
     u = (unbiased[:, None] - theta) / sd
     margin = np.minimum(u - lower, upper - u)  # >= 0 exactly where theta is accepted; continuous
     inside = margin >= 0

@@ -114,7 +114,9 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     errors = {
         method: np.abs(adjust(unbiased) - truth).max(axis=1) for method, adjust in CONSISTENCY_ADJUSTMENTS.items()
     }
-    regions = [simultaneous_bands(mechanism.unit_variances, u, n) for u in unbiased]
+    regions = [
+        simultaneous_bands(mechanism.unit_variances, u, n, correction="bonferroni", interval="score") for u in unbiased
+    ]
     chosen = {}
     for rule, reference in RULES.items():
         picks = [

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from ldp.estimates import (
     FrequencyEstimate,
+    Interval,
     choose_consistency,
     project_onto_simplex,
     simultaneous_bands,
@@ -383,8 +384,20 @@ class Mechanism(ABC):
         :func:`~ldp.estimates.choose_consistency` with this mechanism's covariance and the
         estimate's simultaneous 95 % bands.
         """
-        region = simultaneous_bands(self.unit_variances, unbiased, n)
+        region = simultaneous_bands(self.unit_variances, unbiased, n, correction="bonferroni", interval="score")
         return choose_consistency(unbiased, lambda f: self.covariance(f, n), region)
+
+    def simultaneous_bands(self, tally: Tally, level: float = 0.95) -> Interval:
+        """Bands that hold for all k options at once with probability >= level.
+
+        :func:`ldp.estimates.simultaneous_bands` (Šidák's level, the hull of the score and
+        unified intervals) around the unbiased estimate; per-option bands come with
+        :meth:`consistent_estimate`.
+        """
+        if tally.n == 0:
+            raise ValueError("cannot estimate from zero reports")
+        unbiased = self._inverse_response @ self.observed_mean(tally)
+        return simultaneous_bands(self.unit_variances, unbiased, tally.n, level)
 
     @cached_property
     def unit_variances(self) -> np.ndarray:

@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 from ldp.multiselect.advisor import SetCandidate, SetRecommendation, recommend_multiselect
-from ldp.multiselect.base import SharesEstimate, all_sets, sidak_level
+from ldp.multiselect.base import SharesEstimate, all_sets
 from ldp.multiselect.padding import PaddingAndSampling
 from ldp.multiselect.unary import SetUnaryEncoding
 
@@ -31,7 +31,6 @@ __all__ = [
     "all_sets",
     "make_set_mechanism",
     "recommend_multiselect",
-    "sidak_level",
 ]
 
 SET_MECHANISMS = ("set-sue", "set-oue", "padding-krr", "padding-olh")

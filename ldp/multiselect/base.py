@@ -22,9 +22,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.estimates import Interval, unified_interval
+from ldp.estimates import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
 
-__all__ = ["SharesEstimate", "all_sets", "check_max_choices", "check_sets", "sidak_level"]
+__all__ = ["SharesEstimate", "all_sets", "check_max_choices", "check_sets"]
 
 #: Options of a multi-select question (each option is one bit of the report or one item of the
 #: padded domain, which must stay within k-RR's 256 values).
@@ -66,19 +66,6 @@ def all_sets(k: int, max_choices: int) -> np.ndarray:
     return np.array(rows)
 
 
-def sidak_level(level: float, count: int) -> float:
-    """Per-interval level level^(1/count) that makes count intervals hold jointly with >= level.
-
-    Šidák's inequality (Šidák 1967): for a centred normal vector with *any* correlation,
-    P(|Z_j| <= c_j for all j) >= prod_j P(|Z_j| <= c_j); so this is valid for correlated
-    estimates too, and slightly narrower than Bonferroni's 1 - (1 - level) / count.
-
-    >>> round(sidak_level(0.95, 5), 6)
-    0.989794
-    """
-    return level ** (1.0 / count)
-
-
 @dataclass(frozen=True, eq=False)
 class SharesEstimate:
     """Estimated share of respondents choosing each option of a multi-select question.
@@ -96,7 +83,8 @@ class SharesEstimate:
         Unbiased estimate of the mean number of options chosen, sum_j pi_j, and its variance.
     bands, simultaneous : Interval
         95 % bands per option (Feldman-Cousins unified intervals on [0, 1]), and bands that hold
-        for all k options at once with probability >= 95 % (the same intervals at Šidák's level).
+        for all k options at once with probability >= 95 % (Šidák's level; see
+        :func:`ldp.estimates.simultaneous_bands`).
 
     >>> est = SharesEstimate(np.array([0.5, -0.1]), np.diag([0.01, 0.01]), 100, 0.4, 0.02,
     ...                      Interval(np.zeros(2), np.ones(2)), Interval(np.zeros(2), np.ones(2)))
@@ -134,9 +122,17 @@ class SharesEstimate:
 
 
 def share_bands(unit_variances: np.ndarray, estimate: np.ndarray, n: int, count: int) -> tuple[Interval, Interval]:
-    """Per-option and simultaneous (Šidák over ``count`` options) 95 % unified bands."""
-    per_option = unified_interval(unit_variances, estimate, n)
-    joint = unified_interval(unit_variances, estimate, n, level=sidak_level(0.95, count))
+    """Per-option 95 % unified bands, and bands for ``count`` options at once (Šidák's level).
+
+    The simultaneous bands are :func:`~ldp.estimates.simultaneous_bands` (the hull of the score
+    and unified intervals). The variance terms (a, b) of
+    :func:`~ldp.estimates.affine_variance_terms` are rounded to 12 decimals, so that options whose
+    terms agree up to rounding (all of them, for the symmetric mechanisms here) share one
+    acceptance computation.
+    """
+    a, b = (np.round(x, 12) for x in affine_variance_terms(unit_variances, estimate))
+    per_option = affine_unified_interval(a, b, estimate, n)
+    joint = simultaneous_bands(unit_variances, estimate, n, count=count)
     return per_option, joint
 
 
