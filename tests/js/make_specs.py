@@ -20,12 +20,14 @@ import json
 from pathlib import Path
 
 from ldp import make_mechanism, make_numeric_mechanism
+from ldp.multiselect import make_set_mechanism
 from tests.js import memo_tables
 
 PATH = Path(__file__).with_name("specs.json")
 TABLES_PATH = Path(__file__).with_name("numeric_tables.json")
 PRIVACY_PATH = Path(__file__).with_name("privacy_table.json")
 MEMO_PATH = Path(__file__).with_name("memo_tables.json")
+MULTISELECT_PATH = Path(__file__).with_name("multiselect_specs.json")
 
 CASES = {
     "krr-k5": ("krr", 5, 1.0, {}),
@@ -96,6 +98,28 @@ NUMERIC_PRIVACY_CASES = {
 }
 
 
+# name, k, epsilon, max_choices; multiselect_specs.json holds each spec and, where the report space
+# is small, Python's exact table P(report | set) over every admissible set (ldp.multiselect.all_sets).
+MULTISELECT_CASES = {
+    "set-sue-k5-l2": ("set-sue", 5, 1.0, 2),
+    "set-oue-k4-l3": ("set-oue", 4, 2.0, 3),
+    "set-oue-k6-l2": ("set-oue", 6, 0.5, 2),
+    "padding-krr-k4-l2": ("padding-krr", 4, 1.0, 2),
+    "padding-krr-k5-l5": ("padding-krr", 5, 3.0, 5),
+    "padding-olh-k5-l2": ("padding-olh", 5, 2.0, 2),
+}
+
+
+def render_multiselect() -> str:
+    specs, tables = {}, {}
+    for key, (name, k, epsilon, ell) in MULTISELECT_CASES.items():
+        mechanism = make_set_mechanism(name, k, epsilon, ell)
+        specs[key] = mechanism.client_spec()
+        if name != "padding-olh":
+            tables[key] = mechanism.report_probabilities().tolist()
+    return json.dumps({"specs": specs, "tables": tables}) + "\n"
+
+
 def numeric_mechanisms() -> dict:
     return {
         key: make_numeric_mechanism(name, lo, hi, epsilon, **params)
@@ -154,3 +178,4 @@ if __name__ == "__main__":
     TABLES_PATH.write_text(render_tables())
     PRIVACY_PATH.write_text(render_privacy())
     MEMO_PATH.write_text(render_memo())
+    MULTISELECT_PATH.write_text(render_multiselect())

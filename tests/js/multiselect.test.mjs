@@ -1,0 +1,190 @@
+// Tests of static/ldp/multiselect.js against the specs ldp.multiselect makes
+// (tests/js/multiselect_specs.json, written by python -m tests.js.make_specs).
+//
+// Distribution: the table P(report | set) the JavaScript derives from each spec, over every
+// admissible set (sizes 0..l, in ldp.multiselect.all_sets order), equals Python's (1e-12).
+// Privacy: that table's worst likelihood ratio equals e^epsilon (relative 1e-9): the whole set
+// under one epsilon, dummies included. Sampling: DRAWS reports from a seeded source; every
+// observed share lies within 4 standard errors of the probability the spec implies.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { checkChosen, randomizeSet, sampleItem } from "../../static/ldp/multiselect.js";
+
+const { specs: SPECS, tables: TABLES } = JSON.parse(
+  readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"),
+);
+const DRAWS = 40_000;
+
+Math.random = () => {
+  throw new Error("Math.random called");
+};
+
+/** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs). */
+function seededSource(seed) {
+  let s = seed >>> 0;
+  const splitmix = () => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
+  const next = () => {
+    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
+    const t = state[1] << 9;
+    state[2] ^= state[0];
+    state[3] ^= state[1];
+    state[1] ^= state[2];
+    state[0] ^= state[3];
+    state[2] ^= t;
+    state[3] = (state[3] << 11) | (state[3] >>> 21);
+    return result;
+  };
+  return (words) => {
+    for (let i = 0; i < words.length; i += 1) words[i] = next();
+    return words;
+  };
+}
+
+/** Every set of at most maxChoices of k options: by size, then lexicographically. */
+function allSets(k, maxChoices) {
+  const sets = [];
+  const extend = (prefix, start, size) => {
+    if (prefix.length === size) {
+      sets.push(prefix);
+      return;
+    }
+    for (let i = start; i < k; i += 1) extend([...prefix, i], i + 1, size);
+  };
+  for (let size = 0; size <= maxChoices; size += 1) extend([], 0, size);
+  return sets;
+}
+
+/** P(item | set) of padding-and-sampling, derived from the rule the randomizer follows. */
+function itemProbabilities(set, k, maxChoices) {
+  const row = new Array(k + maxChoices).fill(0);
+  for (const option of set) row[option] += 1 / maxChoices;
+  for (let r = set.length; r < maxChoices; r += 1) row[k + r - set.length] += 1 / maxChoices;
+  return row;
+}
+
+/** The report table the spec implies: rows are sets, columns reports (Python's order). */
+function reportTable(spec) {
+  const sets = allSets(spec.k, spec.max_choices);
+  if (spec.mechanism === "set-sue" || spec.mechanism === "set-oue") {
+    const p = spec.true_bit_probability;
+    const q = spec.other_bit_probability;
+    return sets.map((set) => {
+      const row = [];
+      for (let r = 0; r < 2 ** spec.k; r += 1) {
+        let probability = 1;
+        for (let j = 0; j < spec.k; j += 1) {
+          const bit = (r >>> (spec.k - 1 - j)) & 1; // numpy.ndindex order: option 0 is the high bit
+          const one = set.includes(j) ? p : q;
+          probability *= bit ? one : 1 - one;
+        }
+        row.push(probability);
+      }
+      return row;
+    });
+  }
+  const d = spec.k + spec.max_choices;
+  const keep = spec.oracle.keep_probability;
+  const other = (1 - keep) / (d - 1);
+  return sets.map((set) => {
+    const items = itemProbabilities(set, spec.k, spec.max_choices);
+    return Array.from({ length: d }, (_, y) => items.reduce((sum, w, s) => sum + w * (s === y ? keep : other), 0));
+  });
+}
+
+function worstLogRatio(table) {
+  let worst = 0;
+  for (let y = 0; y < table[0].length; y += 1) {
+    const column = table.map((row) => row[y]);
+    worst = Math.max(worst, Math.log(Math.max(...column)) - Math.log(Math.min(...column)));
+  }
+  return worst;
+}
+
+function assertShare(count, draws, p, label) {
+  const share = count / draws;
+  const se = Math.sqrt((p * (1 - p)) / draws);
+  assert.ok(Math.abs(share - p) <= 4 * se, `${label}: share ${share} vs ${p} (se ${se})`);
+}
+
+for (const [key, table] of Object.entries(TABLES)) {
+  test(`${key}: the report distribution equals Python's and spends exactly epsilon`, () => {
+    const spec = SPECS[key];
+    const derived = reportTable(spec);
+    assert.equal(derived.length, table.length);
+    derived.forEach((row, i) => row.forEach((p, y) => assert.ok(Math.abs(p - table[i][y]) <= 1e-12, `${key} [${i}][${y}]`)));
+    const ratio = worstLogRatio(derived);
+    assert.ok(Math.abs(ratio - spec.epsilon) <= 1e-9 * spec.epsilon, `worst log ratio ${ratio} != ${spec.epsilon}`);
+  });
+}
+
+for (const key of ["set-sue-k5-l2", "set-oue-k4-l3", "set-oue-k6-l2"]) {
+  test(`${key}: each bit is 1 with p if chosen, q otherwise`, () => {
+    const spec = SPECS[key];
+    const chosen = [1, 2].slice(0, spec.max_choices);
+    const random = seededSource(7);
+    const ones = new Array(spec.k).fill(0);
+    for (let i = 0; i < DRAWS; i += 1) {
+      const { bits } = randomizeSet(spec, chosen, random);
+      assert.equal(bits.length, spec.k);
+      bits.forEach((bit, j) => (ones[j] += bit));
+    }
+    ones.forEach((count, j) => {
+      const p = chosen.includes(j) ? spec.true_bit_probability : spec.other_bit_probability;
+      assertShare(count, DRAWS, p, `${key} bit ${j}`);
+    });
+  });
+}
+
+for (const key of ["padding-krr-k4-l2", "padding-krr-k5-l5"]) {
+  test(`${key}: reports follow the padded, sampled, randomized item`, () => {
+    const spec = SPECS[key];
+    const d = spec.k + spec.max_choices;
+    for (const chosen of [[], [1], [0, 3]]) {
+      const random = seededSource(11 + chosen.length);
+      const counts = new Array(d).fill(0);
+      for (let i = 0; i < DRAWS; i += 1) counts[randomizeSet(spec, chosen, random).value] += 1;
+      const row = reportTable(spec)[allSets(spec.k, spec.max_choices).findIndex((s) => s.join() === chosen.join())];
+      counts.forEach((count, y) => assertShare(count, DRAWS, row[y], `${key} ${chosen} -> ${y}`));
+    }
+  });
+}
+
+test("padding-olh: the sampled item goes through OLH over k + l items", () => {
+  const spec = SPECS["padding-olh-k5-l2"];
+  const random = seededSource(3);
+  const report = randomizeSet(spec, [4], random);
+  assert.equal(report.hash.length, 3);
+  assert.ok(report.value >= 0 && report.value < spec.oracle.range_size);
+  assert.equal(spec.oracle.k, 7);
+});
+
+test("sampleItem pads with dummies k, k + 1, ... and samples uniformly", () => {
+  const random = seededSource(5);
+  const counts = new Array(7).fill(0);
+  for (let i = 0; i < DRAWS; i += 1) counts[sampleItem([2], 4, 3, random)] += 1;
+  [0, 0, 1 / 3, 0, 1 / 3, 1 / 3, 0].forEach((p, item) => assertShare(counts[item], DRAWS, p, `item ${item}`));
+});
+
+test("chosen options are validated before anything is randomized", () => {
+  assert.deepEqual(checkChosen([3, 1], 5, 2), [1, 3]);
+  assert.throws(() => checkChosen([1, 1], 5, 2), /repeat/);
+  assert.throws(() => checkChosen([0, 1, 2], 5, 2), /at most 2/);
+  assert.throws(() => checkChosen([5], 5, 2), /option indices/);
+  assert.throws(() => checkChosen([0.5], 5, 2), /option indices/);
+  assert.throws(() => randomizeSet({ mechanism: "nope" }, [], seededSource(1)), /unknown mechanism/);
+});
+
+test("the default random source is crypto.getRandomValues", () => {
+  const report = randomizeSet(SPECS["set-oue-k4-l3"], [0]);
+  assert.equal(report.bits.length, 4);
+});
