@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from ldp import make_mechanism, make_numeric_mechanism
+from ldp.crosstab import declared_mechanism
 from ldp.multiselect import make_set_mechanism
 from tests.js import memo_tables
 
@@ -110,8 +111,16 @@ MULTISELECT_CASES = {
 }
 
 
+#: Declared cross-tab pairs: the mechanism over k1 k2 options (ldp.crosstab.declared_mechanism).
+PAIR_CASES = {"pair-krr-3x4": ("krr", 3, 4, 2.0), "pair-oue-2x3": ("oue", 2, 3, 1.0)}
+
+
 def render_multiselect() -> str:
     specs, tables = {}, {}
+    for key, (name, k1, k2, epsilon) in PAIR_CASES.items():
+        mechanism = declared_mechanism(name, k1, k2, epsilon)
+        specs[key] = {**mechanism.client_spec(), "pair": [k1, k2]}
+        tables[key] = mechanism.report_probabilities().tolist()
     for key, (name, k, epsilon, ell) in MULTISELECT_CASES.items():
         mechanism = make_set_mechanism(name, k, epsilon, ell)
         specs[key] = mechanism.client_spec()

@@ -116,7 +116,7 @@ function assertShare(count, draws, p, label) {
   assert.ok(Math.abs(share - p) <= 4 * se, `${label}: share ${share} vs ${p} (se ${se})`);
 }
 
-for (const [key, table] of Object.entries(TABLES)) {
+for (const [key, table] of Object.entries(TABLES).filter(([name]) => !name.startsWith("pair-"))) {
   test(`${key}: the report distribution equals Python's and spends exactly epsilon`, () => {
     const spec = SPECS[key];
     const derived = reportTable(spec);
