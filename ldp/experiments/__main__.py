@@ -1,9 +1,10 @@
-"""Run the experiments: python -m ldp.experiments [survey|substitution|central|coverage|...|rappor|all].
+"""Run the experiments: python -m ldp.experiments [survey|substitution|central|...|simultaneous|all].
 
 Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 20 Modips runs;
 coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000;
 poisoning: 500 per attack, 2000 per false-alarm row; free text with RAPPOR and CMS: 50 surveys per
-size, and 100,000 simulated observers per round);
+size, and 100,000 simulated observers per round; multi-select: 200, cross-tabs: 500; simultaneous
+bands: 2000);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -14,7 +15,18 @@ import argparse
 import time
 from pathlib import Path
 
-from ldp.experiments import adjustment, central, coverage, numeric, poisoning, rappor, substitution, survey
+from ldp.experiments import (
+    adjustment,
+    central,
+    coverage,
+    multiselect,
+    numeric,
+    poisoning,
+    rappor,
+    simultaneous,
+    substitution,
+    survey,
+)
 
 
 def main() -> None:
@@ -30,6 +42,8 @@ def main() -> None:
             "numeric",
             "poisoning",
             "rappor",
+            "multiselect",
+            "simultaneous",
             "all",
         ],
         nargs="?",
@@ -39,7 +53,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    everything = ["survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "rappor"]
+    everything = [
+        *("survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "rappor"),
+        *("multiselect", "simultaneous"),
+    ]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
         started = time.perf_counter()
@@ -55,6 +72,11 @@ def main() -> None:
             print(poisoning.markdown(poisoning.run(args.out, repetitions=500 // scale)))
         elif name == "rappor":
             print(rappor.markdown(*rappor.run(args.out, repetitions=50 // scale, attackers=100_000 // scale)))
+        elif name == "multiselect":
+            print(multiselect.markdown_multiselect(multiselect.run_multiselect(args.out, repetitions=200 // scale)))
+            print(multiselect.markdown_crosstab(multiselect.run_crosstab(args.out, repetitions=500 // scale)))
+        elif name == "simultaneous":
+            print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
         elif name == "adjustment":
             print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
         else:
