@@ -9,6 +9,12 @@
  */
 
 import { bernoulli, cryptoRandomSource, randomizeKrr, randomizeOlh, uniformInt } from "./randomize.js";
+import { SpecError, checkSpec, integerField, probabilityField } from "./spec.js";
+
+// The bounds ldp.multiselect enforces (ldp/multiselect/base.py, ldp/privacy.py).
+const MAX_SET_OPTIONS = 64;
+const EPSILON_MIN = 0.01;
+const EPSILON_MAX = 10;
 
 /**
  * @typedef {import("./randomize.js").RandomSource} RandomSource
@@ -28,6 +34,67 @@ import { bernoulli, cryptoRandomSource, randomizeKrr, randomizeOlh, uniformInt }
  *
  * @typedef {SetUnarySpec | PaddingSpec} SetSpec
  */
+
+/**
+ * Throw a SpecError naming the field unless `spec` is a well-formed multi-select spec.
+ * A k-RR oracle's own epsilon is the amplified ln(1 + l (e^epsilon - 1)), which may exceed 10, so
+ * only its probability and size are checked; an OLH oracle is checked as any OLH spec.
+ * @param {any} spec
+ * @returns {SetSpec}
+ */
+export function checkSetSpec(spec) {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new SpecError("", "a spec must be an object");
+  const k = integerField(spec, "k", 2, MAX_SET_OPTIONS);
+  const maxChoices = integerField(spec, "max_choices", 1, k);
+  const epsilon = spec.epsilon;
+  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon < EPSILON_MIN || epsilon > EPSILON_MAX) {
+    throw new SpecError("epsilon", `must be a number in [${EPSILON_MIN}, ${EPSILON_MAX}], got ${epsilon}`);
+  }
+  if (spec.mechanism === "set-sue" || spec.mechanism === "set-oue") {
+    const p = probabilityField(spec, "true_bit_probability");
+    const q = probabilityField(spec, "other_bit_probability");
+    if (!(p > q)) throw new SpecError("true_bit_probability", "must exceed other_bit_probability");
+    return spec;
+  }
+  if (spec.mechanism !== "padding-krr" && spec.mechanism !== "padding-olh") {
+    throw new SpecError("mechanism", `must be one of set-sue, set-oue, padding-krr, padding-olh, got ${spec.mechanism}`);
+  }
+  const oracle = spec.oracle;
+  if (oracle === null || typeof oracle !== "object") throw new SpecError("oracle", "must be an object");
+  if (oracle.mechanism !== spec.mechanism.slice("padding-".length)) {
+    throw new SpecError("oracle", `must be the ${spec.mechanism.slice(8)} oracle, got ${oracle.mechanism}`);
+  }
+  if (oracle.k !== k + maxChoices) throw new SpecError("oracle", `must range over k + max_choices = ${k + maxChoices} items`);
+  if (oracle.mechanism === "krr") probabilityField(oracle, "keep_probability");
+  else checkSpec(oracle);
+  return spec;
+}
+
+/**
+ * The epsilon a multi-select spec actually spends, recomputed from its probabilities (the stated
+ * epsilon is never trusted), with the formulas of ldp/multiselect/:
+ * - unary encodings: with L1 = ln(p / q) and L0 = ln((1 - q) / (1 - p)), the larger of them
+ *   times l plus the smaller times min(l, k - l) (two sets of at most l options differ in up to
+ *   l bits each way, min(2l, k) in all);
+ * - padding with k-RR over d = k + l items: ln(1 + (p / q - 1) / l), q = (1 - p) / (d - 1)
+ *   (sampling one of l items amplifies); with OLH: the oracle's ln(p / q), q = (1 - p) / (g - 1).
+ * @param {SetSpec} spec
+ */
+export function setSpecEpsilon(spec) {
+  checkSetSpec(spec);
+  const ell = spec.max_choices;
+  if (spec.mechanism === "set-sue" || spec.mechanism === "set-oue") {
+    const p = spec.true_bit_probability;
+    const q = spec.other_bit_probability;
+    const one = Math.log(p / q);
+    const zero = Math.log((1 - q) / (1 - p));
+    return ell * Math.max(one, zero) + Math.min(ell, spec.k - ell) * Math.min(one, zero);
+  }
+  const oracle = spec.oracle;
+  const p = oracle.keep_probability;
+  if (oracle.mechanism === "krr") return Math.log1p((p / ((1 - p) / (oracle.k - 1)) - 1) / ell);
+  return Math.log(p / ((1 - p) / (oracle.range_size - 1)));
+}
 
 /**
  * The chosen options, validated: distinct integers in [0, k), at most maxChoices of them; sorted.
@@ -100,6 +167,7 @@ export function randomizePadding(spec, chosen, random) {
  * @param {RandomSource} [random]
  */
 export function randomizeSet(spec, chosen, random = cryptoRandomSource()) {
+  checkSetSpec(spec);
   if (spec.mechanism === "set-sue" || spec.mechanism === "set-oue") {
     return randomizeSetUnary(/** @type {SetUnarySpec} */ (spec), chosen, random);
   }

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { checkChosen, randomizeSet, sampleItem } from "../../static/ldp/multiselect.js";
+import { checkChosen, checkSetSpec, randomizeSet, sampleItem, setSpecEpsilon } from "../../static/ldp/multiselect.js";
 
 const { specs: SPECS, tables: TABLES } = JSON.parse(
   readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"),
@@ -181,7 +181,38 @@ test("chosen options are validated before anything is randomized", () => {
   assert.throws(() => checkChosen([0, 1, 2], 5, 2), /at most 2/);
   assert.throws(() => checkChosen([5], 5, 2), /option indices/);
   assert.throws(() => checkChosen([0.5], 5, 2), /option indices/);
-  assert.throws(() => randomizeSet({ mechanism: "nope" }, [], seededSource(1)), /unknown mechanism/);
+  assert.throws(() => randomizeSet({ mechanism: "nope", k: 3, max_choices: 1, epsilon: 1 }, [], seededSource(1)), /mechanism/);
+});
+
+test("the epsilon recomputed from every spec's probabilities is the one it states", () => {
+  for (const [key, spec] of Object.entries(SPECS).filter(([name]) => !name.startsWith("pair-"))) {
+    const epsilon = setSpecEpsilon(spec);
+    assert.ok(Math.abs(epsilon - spec.epsilon) <= 1e-9 * spec.epsilon, `${key}: ${epsilon} vs ${spec.epsilon}`);
+  }
+});
+
+test("malformed specs are refused before anything is randomized", () => {
+  const good = SPECS["set-oue-k4-l3"];
+  const padded = SPECS["padding-krr-k4-l2"];
+  const cases = [
+    [{ ...good, true_bit_probability: 1 }, /true_bit_probability/],
+    [{ ...good, other_bit_probability: Number.NaN }, /other_bit_probability/],
+    [{ ...good, true_bit_probability: 0.1, other_bit_probability: 0.2 }, /must exceed/],
+    [{ ...good, max_choices: 5 }, /max_choices/],
+    [{ ...good, k: 65 }, /k /],
+    [{ ...good, epsilon: 11 }, /epsilon/],
+    [{ ...padded, oracle: { ...padded.oracle, k: 5 } }, /oracle/],
+    [{ ...padded, oracle: { ...padded.oracle, keep_probability: 1 } }, /keep_probability/],
+    [{ ...padded, oracle: SPECS["padding-olh-k5-l2"].oracle }, /oracle/],
+    [null, /object/],
+  ];
+  for (const [spec, message] of cases) {
+    assert.throws(() => checkSetSpec(spec), message);
+    assert.throws(() => randomizeSet(spec, [0], seededSource(1)), message);
+  }
+  // A spec that would leak more than it states is caught by the recomputation.
+  const leaky = { ...good, true_bit_probability: 0.9 };
+  assert.ok(setSpecEpsilon(leaky) > good.epsilon + 1);
 });
 
 test("the default random source is crypto.getRandomValues", () => {
