@@ -407,7 +407,7 @@ class QuestionForm(forms.Form):
     def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
         assert self.question is not None
         frozen = initial_from_question(self.question)
-        relevant = {"kind", "epsilon", "mechanism", *self.question.kind_spec.frozen_fields} | {
+        relevant = {"kind", "epsilon", "mechanism", *kind_of(self.question.kind).frozen_fields} | {
             "dbitflip": {"d"},
             "cms": {"hash_count", "width"},
             "hcms": {"hash_count", "width"},
@@ -447,7 +447,7 @@ MECHANISM_FITS = {
 def question_cost(question: Question) -> Any:
     """What a saved question's randomization costs at the survey's expected respondents."""
     n = question.survey.expected_respondents
-    advice = question.kind_spec.advice(question.scale, question.k, question.epsilon, n)
+    advice = kind_of(question.kind).advice(question.scale, question.k, question.epsilon, n)
     return cost_of(question.build_mechanism(), n, question.unit, advice)
 
 

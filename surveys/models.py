@@ -218,13 +218,6 @@ class Question(models.Model):
     def k(self) -> int:
         return len(self.options)
 
-    @property
-    def kind_spec(self) -> Any:
-        """The question's kind description (:mod:`surveys.kinds`)."""
-        from surveys.kinds import kind_of
-
-        return kind_of(self.kind)
-
     def build_mechanism(self) -> Mechanism | NumericMechanism:
         """The ldp mechanism for the question's current parameters."""
         return build_mechanism(self.mechanism, self.k, self.epsilon, self.mechanism_params)

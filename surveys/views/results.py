@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET
 
 from surveys import charts, integrity, tallies
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
-from surveys.kinds import linear_summary
+from surveys.kinds import kind_of, linear_summary
 from surveys.models import Question, Report, Survey
 from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
@@ -99,7 +99,7 @@ def linear_summaries(result: QuestionResult) -> dict[str, dict[str, float]]:
     """A rating's mean and NPS from its unbiased shares (:func:`surveys.kinds.linear_summary`)."""
     if result.unbiased is None:
         return {}
-    weights = result.question.kind_spec.point_weights(result.question)
+    weights = kind_of(result.question.kind).point_weights(result.question)
     return {name: linear_summary(c, result.unbiased) for name, c in weights.items()}
 
 
