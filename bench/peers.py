@@ -9,7 +9,7 @@ peer runs its own client (per respondent) and its own server estimator; its glob
 state is seeded per cell. Murmur's settings are simulated with the mechanisms' exact tally
 samplers, which have the distribution of randomize-then-tally (tests/ldp/test_tally_sampling.py).
 
-Grids: seed 004's (k = 5, uniform answers) and k = 20 with Zipf(1.1) answers; on request
+Grids: seed 004's (k = 5, uniform answers), k = 20 and k = 64 with Zipf(1.1) answers; on request
 (--grid) k = 20 with 90 % on one option, or geometric answers (ratio 0.7); n in {500, 1000,
 5000, 10000}; epsilon in {0.1, 0.5, 1, 2, 5}. Metric: mean over repetitions of the largest
 absolute error over the options, with its standard error. One data set per (grid, n), shared.
@@ -59,8 +59,9 @@ def geometric(k: int, ratio: float = 0.7) -> np.ndarray:
     return weights / weights.sum()
 
 
-#: The issue's two grids, run by default, and answer distributions they do not name (--grid).
-GRIDS = {"seed004": (5, np.full(5, 0.2)), "zipf20": (20, zipf(20))}
+#: The issues' grids (seed 004's, k = 20 Zipf, issue 18's k = 64 Zipf), run by default, and answer
+#: distributions they do not name (--grid).
+GRIDS = {"seed004": (5, np.full(5, 0.2)), "zipf20": (20, zipf(20)), "zipf64": (64, zipf(64))}
 OTHER_GRIDS = {"concentrated20": (20, concentrated(20)), "geometric20": (20, geometric(20))}
 
 Peer = Callable[[np.ndarray, int, float], np.ndarray]
@@ -224,6 +225,7 @@ def main() -> None:
     parser.add_argument("--peer-repetitions", type=int, default=300, help="each peer's repetitions per cell")
     parser.add_argument("--grid", choices=sorted(GRIDS | OTHER_GRIDS), action="append")
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--peers-only", action="store_true", help="only fill the peers' cache")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="peer cells run in parallel")
     args = parser.parse_args()
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
@@ -242,6 +244,8 @@ def main() -> None:
                         for index, label in enumerate(PEERS)
                     ]
                     peers = pool.map(run_peer, tasks)
+                    if args.peers_only:
+                        continue
                     cells = [murmur_cell(grid, counts, epsilon, label, args.repetitions, rng) for label in MURMUR]
                     for c in sorted(cells + peers, key=lambda c: c.mean_max_error):
                         print(

@@ -51,6 +51,8 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("docs/experiments"))
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
+    parser.add_argument("--large-k", action="store_true", help="adjustment: issue 18's grid, k from 2 to 256")
+    parser.add_argument("--repetitions", type=int, help="override the experiment's repetitions")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     everything = [
@@ -78,7 +80,10 @@ def main() -> None:
         elif name == "simultaneous":
             print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
         elif name == "adjustment":
-            print(adjustment.markdown(adjustment.run(args.out, repetitions=200 // scale)))
+            grid = adjustment.LARGE_K_GRID if args.large_k else None
+            out = args.out / "large-k" if args.large_k else args.out
+            rows = adjustment.run(out, repetitions=args.repetitions or 200 // scale, grid=grid)
+            print(adjustment.markdown(rows))
         else:
             central.run(args.out, repetitions=central.REPETITIONS // scale, modips_repetitions=max(2, 20 // scale))
         print(f"{name}: {time.perf_counter() - started:.0f} s -> {args.out}")

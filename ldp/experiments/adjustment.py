@@ -1,13 +1,17 @@
 """Which consistency adjustment errs less, and how close the "auto" rule gets (issue 7).
 
 For k-RR and subset selection, k in {5, 20}, n in {500, 1000, 5000}, epsilon in {0.1, 0.5, 1, 2}
-and six answer distributions, R seeded tallies from the mechanisms' exact samplers are estimated
+(or issue 18's grid, :data:`LARGE_K_GRID`: subset selection, k from 2 to 256) and nine answer
+distributions, R seeded tallies from the mechanisms' exact samplers are estimated
 with clip-and-renormalize, Norm-Sub, and three rules that choose between them per tally
 (:func:`ldp.estimates.choose_consistency`) and differ only in the reference distribution the
 bootstrap is run at:
 
 * ``auto``: Murmur's rule: evenly spread answers if they lie inside the simultaneous 95 % score
-  bands, else the midpoint of the Norm-Sub and clipped estimates;
+  bands, else the fitted share distribution rank-matched to the estimate
+  (:meth:`ldp.estimates.SharePrior.rank_matched`);
+* ``auto before issue 18``: evenly spread answers if inside the bands, else the midpoint of the
+  Norm-Sub and clipped estimates;
 * ``auto, most even``: always the most even distribution inside the simultaneous bands;
 * ``auto, midpoint``: always the midpoint.
 
@@ -31,6 +35,7 @@ from ldp.estimates import (
     choose_consistency,
     clip_and_renormalize,
     project_onto_simplex,
+    share_prior,
     simultaneous_bands,
 )
 from ldp.estimators import estimate_proportions
@@ -46,6 +51,21 @@ def _normalized(weights: np.ndarray) -> np.ndarray:
     return weights / weights.sum()
 
 
+def _bimodal(k: int) -> np.ndarray:
+    """Two bumps, at a quarter and three quarters of the options."""
+    options, width = np.arange(k), k / 16 + 0.5
+    bumps = np.exp(-0.5 * ((options - k / 4) / width) ** 2) + np.exp(-0.5 * ((options - 3 * k / 4) / width) ** 2)
+    return _normalized(bumps)
+
+
+def _sparse(k: int) -> np.ndarray:
+    """A tenth of the options (at least one) answered, the first three times as often; the rest never."""
+    weights = np.zeros(k)
+    weights[: max(1, k // 10)] = 1.0
+    weights[0] = 3.0
+    return _normalized(weights)
+
+
 DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
     "uniform": lambda k: np.full(k, 1 / k),
     "near-uniform": lambda k: _normalized(1 + 0.2 * np.linspace(-1, 1, k)),
@@ -53,15 +73,26 @@ DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
     "geometric(0.7)": lambda k: _normalized(0.7 ** np.arange(k)),
     "two options 60/40": lambda k: 0.98 * np.r_[0.6, 0.4, np.zeros(k - 2)] + 0.02 / k,
     "concentrated 90 %": lambda k: np.r_[0.9, np.full(k - 1, 0.1 / (k - 1))],
+    "bimodal": _bimodal,
+    "sparse": _sparse,
+    "point mass": lambda k: np.eye(k)[0],
+}
+#: Issue 18's validation grid (``python -m ldp.experiments adjustment --large-k``): k from 2 to 256.
+LARGE_K_GRID = {
+    "mechanisms": ("subset",),
+    "options": (2, 5, 20, 64, 256),
+    "sizes": (500, 5000),
+    "epsilons": (0.5, 2.0),
 }
 
 #: Each rule's reference answers f0, from the tally's unbiased estimate and simultaneous bands
-#: (None: choose_consistency's own rule).
+#: (None: choose_consistency's own rule), and whether the rule is given the fitted share prior.
 Reference = Callable[[np.ndarray, Interval], np.ndarray | None]
-RULES: dict[str, Reference] = {
-    "auto": lambda u, region: None,
-    "auto, most even": lambda u, region: most_even_within(region),
-    "auto, midpoint": lambda u, region: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2,
+RULES: dict[str, tuple[Reference, bool]] = {
+    "auto": (lambda u, region: None, True),
+    "auto before issue 18": (lambda u, region: None, False),
+    "auto, most even": (lambda u, region: most_even_within(region), False),
+    "auto, midpoint": (lambda u, region: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2, False),
 }
 
 
@@ -101,6 +132,7 @@ class Row:
     clip: float
     norm_sub: float
     auto: float
+    auto_before: float
     auto_most_even: float
     auto_midpoint: float
 
@@ -117,11 +149,18 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     regions = [
         simultaneous_bands(mechanism.unit_variances, u, n, correction="bonferroni", interval="score") for u in unbiased
     ]
+    priors = [share_prior(mechanism.unit_variances, u, n) for u in unbiased]
     chosen = {}
-    for rule, reference in RULES.items():
+    for rule, (reference, with_prior) in RULES.items():
         picks = [
-            choose_consistency(u, lambda f: mechanism.covariance(f, n), region, reference=reference(u, region))
-            for u, region in zip(unbiased, regions, strict=True)
+            choose_consistency(
+                u,
+                lambda f: mechanism.covariance(f, n),
+                region,
+                prior=prior if with_prior else None,
+                reference=reference(u, region),
+            )
+            for u, region, prior in zip(unbiased, regions, priors, strict=True)
         ]
         chosen[rule] = np.mean([errors[p][i] for i, p in enumerate(picks)])
     return Row(
@@ -133,6 +172,7 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         float(errors["clip"].mean()),
         float(errors["norm-sub"].mean()),
         float(chosen["auto"]),
+        float(chosen["auto before issue 18"]),
         float(chosen["auto, most even"]),
         float(chosen["auto, midpoint"]),
     )
@@ -152,6 +192,7 @@ def summary(rows: list[Row]) -> list[tuple[str, int, dict[str, tuple[float, floa
                 ("clip", "clip"),
                 ("Norm-Sub", "norm_sub"),
                 ("auto", "auto"),
+                ("auto before issue 18", "auto_before"),
                 ("auto, most even", "auto_most_even"),
                 ("auto, midpoint", "auto_midpoint"),
             )

@@ -31,6 +31,7 @@ from ldp.estimates import (
     Interval,
     choose_consistency,
     project_onto_simplex,
+    share_prior,
     simultaneous_bands,
     unified_interval,
 )
@@ -381,11 +382,13 @@ class Mechanism(ABC):
     def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
         """The adjustment "auto" applies to this unbiased estimate from n reports.
 
-        :func:`~ldp.estimates.choose_consistency` with this mechanism's covariance and the
-        estimate's simultaneous 95 % bands.
+        :func:`~ldp.estimates.choose_consistency` with this mechanism's covariance, the
+        estimate's simultaneous 95 % bands and the fitted distribution of its shares
+        (:func:`~ldp.estimates.share_prior`).
         """
         region = simultaneous_bands(self.unit_variances, unbiased, n, correction="bonferroni", interval="score")
-        return choose_consistency(unbiased, lambda f: self.covariance(f, n), region)
+        prior = share_prior(self.unit_variances, unbiased, n)
+        return choose_consistency(unbiased, lambda f: self.covariance(f, n), region, prior=prior)
 
     def simultaneous_bands(self, tally: Tally, level: float = 0.95) -> Interval:
         """Bands that hold for all k options at once with probability >= level.
