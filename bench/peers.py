@@ -15,7 +15,8 @@ Grids: seed 004's (k = 5, uniform answers), k = 20 and k = 64 with Zipf(1.1) ans
 absolute error over the options, with its standard error. One data set per (grid, n), shared.
 
 "Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
-for (k, epsilon, n) and the "auto" estimator (ldp.estimates.choose_consistency).
+for (k, epsilon, n) and the "auto" estimator (ldp.estimates.choose_consistency). "Murmur EB" is the
+same mechanism with the empirical-Bayes estimator (ldp.estimators.empirical_bayes).
 
 The best of 13 peers, each measured with noise, is biased low if it is both chosen and scored on
 the same repetitions (the winner's curse). So each peer's repetitions are split in two halves: the
@@ -127,6 +128,7 @@ def pure_ldp() -> dict[str, Peer]:
 
 MURMUR = {
     "Murmur auto": ("auto", "auto"),
+    "Murmur EB": ("auto", "eb"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -195,6 +197,36 @@ def held_out_best(peers: list[Cell]) -> tuple[str, float, float]:
     return chosen.implementation, float(scored.mean()), float(scored.std(ddof=1) / np.sqrt(scored.size))
 
 
+def grid_summary(summary: list[tuple], label: str = "auto") -> str:
+    """Per grid: Murmur's error (auto, or the row named) over the held-out best peer's, averaged over cells.
+
+    Murmur and each peer randomize independently (the peers run their own clients), so a cell's
+    ratio r = a / p has standard error r * sqrt((se_a / a)^2 + (se_p / p)^2) (delta method), the
+    mean of C independent cells' ratios sqrt(sum se_r^2) / C. A cell is a statistical tie when its
+    ratio is within 2 such standard errors of 1.
+    """
+    lines = [
+        f"| grid | cells | mean {label} / best peer | ± SE | worst cell (n, ε) | its ratio | ± SE "
+        "| cells > 1.05, not a tie |",
+        "|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for grid in dict.fromkeys(row[0] for row in summary):
+        rows = [row for row in summary if row[0] == grid]
+        ratios, errors = [], []
+        for _, _, _, auto, _, peer, peer_se in rows:
+            ratio = auto.mean_max_error / peer
+            ratios.append(ratio)
+            errors.append(ratio * np.hypot(auto.standard_error / auto.mean_max_error, peer_se / peer))
+        ratios, errors = np.array(ratios), np.array(errors)
+        worst = int(np.argmax(ratios))
+        losing = int(np.sum((ratios > 1.05) & (ratios - 2 * errors > 1)))
+        lines.append(
+            f"| {grid} | {len(rows)} | {ratios.mean():.3f} | {np.sqrt(np.sum(errors**2)) / len(rows):.3f} "
+            f"| {rows[worst][1]}, {rows[worst][2]:g} | {ratios[worst]:.2f} | {errors[worst]:.2f} | {losing} |"
+        )
+    return "\n".join(lines)
+
+
 CACHE = Path(__file__).with_name(".peers-cache")
 
 
@@ -230,7 +262,7 @@ def main() -> None:
     args = parser.parse_args()
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
-    summary = []
+    summary, summary_eb = [], []
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
     with multiprocessing.Pool(args.processes) as pool:
@@ -253,7 +285,13 @@ def main() -> None:
                             f"| {100 * c.standard_error:.2f} | {c.seconds:.1f} |",
                             flush=True,
                         )
-                    summary.append((grid, n, epsilon, cells[0], *held_out_best(peers)))
+                    best_peer = held_out_best(peers)
+                    summary.append((grid, n, epsilon, cells[0], *best_peer))
+                    summary_eb.append((grid, n, epsilon, cells[1], *best_peer))
+    print()
+    print(grid_summary(summary))
+    print()
+    print(grid_summary(summary_eb, "EB"))
     print()
     print(
         "| grid | n | ε | best peer (chosen on half A) | its error on half B (%) | Murmur auto (%) "

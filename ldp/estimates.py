@@ -54,6 +54,7 @@ __all__ = [
     "simultaneous_level",
     "affine_unified_interval",
     "affine_variance_terms",
+    "unified_covers",
     "unified_interval",
 ]
 
@@ -570,3 +571,24 @@ def affine_unified_interval(
     nearest = np.clip(unbiased, 0.0, 1.0)
     # Numerically empty (never under the model): the share nearest the estimate.
     return Interval(np.where(found, low, nearest), np.where(found, high, nearest))
+
+
+def unified_covers(
+    unit_variances: np.ndarray, unbiased: ArrayLike, n: int, shares: ArrayLike, level: float = 0.95
+) -> np.ndarray:
+    """Whether each share lies in its option's :func:`unified_interval`, for a stack of estimates.
+
+    The band is the set of shares theta whose acceptance region contains the estimate, so theta is
+    in the band exactly when (f_hat_v - theta) / sd_v(theta) lies in [L, U] of
+    :func:`_unified_acceptance` at theta. Deciding that at the true shares alone needs no grid, so
+    coverage can be measured over many thousand tallies at once (``unbiased``: shape (R, k);
+    ``shares``: shape (k,)). It agrees with :func:`unified_interval` up to that function's grid
+    (tests/ldp/test_estimators.py checks it).
+    """
+    u = np.atleast_2d(np.asarray(unbiased, dtype=float))
+    a, b = np.stack([affine_variance_terms(unit_variances, row) for row in u], axis=1)
+    theta = np.broadcast_to(np.asarray(shares, dtype=float), u.shape)
+    sd = np.sqrt(np.maximum(a + b * theta, 1e-300) / n)
+    lower, upper = _unified_acceptance((theta / sd).ravel(), ((1.0 - theta) / sd).ravel(), level)
+    z = ((u - theta) / sd).ravel()
+    return ((lower <= z) & (z <= upper)).reshape(u.shape)
