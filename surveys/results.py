@@ -38,7 +38,7 @@ MIN_REPORTS = 10
 MEAN_PRECISION = 0.10
 
 #: Bump when the estimators change, so cached estimates from older code are not served.
-ESTIMATES_VERSION = 3
+ESTIMATES_VERSION = 4
 #: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 
