@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 
-.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean screenshots
+.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-django test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean screenshots
 
 # Two stamps: `make run` needs only the runtime dependencies; tests and tools add the dev ones.
 $(VENV)/.installed-runtime: requirements.txt
@@ -45,6 +45,9 @@ test: install-dev test-python test-js  ## every test: Python (with statistical a
 
 test-python: install-dev
 	$(PYTEST)
+
+test-django: install-dev  ## the tests that touch Django and the database (CI runs them on PostgreSQL too)
+	$(PYTEST) tests/surveys tests/browser
 
 test-fast: install-dev  ## the quick loop: no browser, no long simulations
 	$(PYTEST) -m "not browser and not statistical"
