@@ -187,3 +187,52 @@ def test_the_builder_shows_only_the_chosen_mechanisms_knobs(live_server, page, d
     assert visible("d") and not visible("hash_count")
     form.locator("[name=mechanism]").select_option("cms")
     assert visible("hash_count") and visible("width") and not visible("d")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_every_other_page_passes_axe(live_server, browser, db, language, width):
+    """The pages the walkthrough does not pass through: accounts, preview, invitations, the public
+    and per-question results, the transparency page and the error page."""
+    from surveys import actions
+    from tests.base import make_question, make_reports, make_survey
+
+    owner = make_user("수진")
+    survey = make_survey(owner, title="주간 점검" if language == "ko" else "Weekly check", public_results=True)
+    question = make_question(survey, text="기분은?" if language == "ko" else "Mood?", options=["😀", "🙂", "😐"])
+    actions.do_open_survey(survey)
+    make_reports(question, [0] * 200 + [1] * 120 + [2] * 80, seed=5)
+    base = live_server.url
+    context = browser.new_context(
+        locale=context_locale(language),
+        timezone_id="Asia/Seoul",
+        viewport={"width": WIDTHS[width], "height": 900},
+        bypass_csp=True,
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    checker = Checker(page, language, width, screenshots=False)
+    for name, url in [
+        ("signup", reverse("signup")),
+        ("password-reset", reverse("password_reset")),
+        ("not-found", "/no-such-page/"),
+        ("public-results", reverse("public_results", args=[survey.slug])),
+        ("transparency", reverse("transparency", args=[survey.slug])),
+    ]:
+        page.goto(f"{base}{url}")
+        checker.check(name)
+    page.goto(f"{base}{reverse('login')}")
+    page.fill("[name=username]", "수진")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    for name, url in [
+        ("question-results", reverse("question_results", args=[survey.pk, question.pk])),
+        ("invitations", reverse("invitations", args=[survey.pk])),
+        ("preview", reverse("survey_preview", args=[survey.pk])),
+        ("password-change", reverse("password_change")),
+    ]:
+        page.goto(f"{base}{url}")
+        checker.check(name)
+    context.close()
+    assert not checker.problems, "\n".join(checker.problems)
