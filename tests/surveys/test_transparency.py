@@ -61,7 +61,7 @@ def test_it_lists_every_questions_mechanism_parameters_and_spec(client, survey):
         assert text in html
     assert "{&quot;subset_size&quot;: 2}" in html
     assert "{&quot;hash_count&quot;: 8, &quot;hash_seed&quot;: 0, &quot;width&quot;: 16}" in html
-    specs = [json.loads(unescape(block)) for block in re.findall(r"<pre data-spec-json>(.*?)</pre>", html, re.S)]
+    specs = [json.loads(unescape(block)) for block in re.findall(r"<pre data-spec-json[^>]*>(.*?)</pre>", html, re.S)]
     expected = [q.current_randomization().build_mechanism().client_spec() for q in survey.questions.all()]
     assert [s["spec"] for s in specs] == expected
     assert specs[2]["spec"]["keep_probability"] == pytest.approx(1 / (1 + math.exp(-2.0)))
