@@ -42,15 +42,18 @@ def measure(work: Callable[[], object], repeat: int) -> tuple[float, int]:
     return best, peak
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> tuple[argparse.Namespace, str]:
+    """The aggregation benchmarks' options (--reports, --repeat, --epsilon) and the machine's name."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--reports", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--epsilon", type=float, default=1.0)
-    args = parser.parse_args()
+    return parser.parse_args(), platform.processor() or platform.machine()
 
+
+def main() -> None:
+    args, machine = arguments(__doc__.splitlines()[0])
     n = args.reports
-    machine = platform.processor() or platform.machine()
     print(f"{n:,} reports, k = 5, epsilon = {args.epsilon}; {machine}, numpy {np.__version__}")
     print("| mechanism | server reports/s | server peak MiB | perturb reports/s | perturb peak MiB |")
     print("|---|---:|---:|---:|---:|")

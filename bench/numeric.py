@@ -11,12 +11,9 @@ reported), as in ``bench.mechanisms``.
 
 from __future__ import annotations
 
-import argparse
-import platform
-
 import numpy as np
 
-from bench.mechanisms import measure
+from bench.mechanisms import arguments, measure
 from ldp.numeric import make_numeric_mechanism
 
 SETTINGS = [
@@ -30,14 +27,8 @@ SETTINGS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reports", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--epsilon", type=float, default=1.0)
-    args = parser.parse_args()
-
+    args, machine = arguments(__doc__.splitlines()[0])
     n = args.reports
-    machine = platform.processor() or platform.machine()
     print(f"{n:,} reports on [0, 100], epsilon = {args.epsilon}; {machine}, numpy {np.__version__}")
     print("| mechanism | report bytes | server reports/s | server peak MiB | randomize reports/s |")
     print("|---|---:|---:|---:|---:|")

@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { checkChosen, checkSetSpec, randomizeSet, sampleItem, setSpecEpsilon } from "../../static/ldp/multiselect.js";
+import { seededSource } from "./tables.mjs";
 
 const { specs: SPECS, tables: TABLES } = JSON.parse(
   readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"),
@@ -22,33 +23,6 @@ Math.random = () => {
   throw new Error("Math.random called");
 };
 
-/** xoshiro128** seeded by splitmix32 (as in randomize.test.mjs). */
-function seededSource(seed) {
-  let s = seed >>> 0;
-  const splitmix = () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const state = new Uint32Array([splitmix(), splitmix(), splitmix(), splitmix()]);
-  const next = () => {
-    const result = Math.imul(((Math.imul(state[1], 5) << 7) | (Math.imul(state[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = state[1] << 9;
-    state[2] ^= state[0];
-    state[3] ^= state[1];
-    state[1] ^= state[2];
-    state[0] ^= state[3];
-    state[2] ^= t;
-    state[3] = (state[3] << 11) | (state[3] >>> 21);
-    return result;
-  };
-  return (words) => {
-    for (let i = 0; i < words.length; i += 1) words[i] = next();
-    return words;
-  };
-}
 
 /** Every set of at most maxChoices of k options: by size, then lexicographically. */
 function allSets(k, maxChoices) {
