@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 import ldp
 from ldp.advisor import Z_95, expected_half_width
-from ldp.estimates import FrequencyEstimate
+from ldp.estimates import FrequencyEstimate, Interval
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.numeric import MeanEstimate, NumericMechanism, modips
@@ -30,6 +30,8 @@ from surveys.models import Question, Randomization, Survey
 
 EstimateKind = Literal["consistent", "unbiased"]
 ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
+#: Which 95 % bands a results page draws: each option's own, or bands that hold for all at once.
+BAND_CHOICES = ("option", "joint")
 
 #: Below this many reports, or while the expected error exceeds an even share, no estimate is shown.
 MIN_REPORTS = 10
@@ -38,7 +40,7 @@ MIN_REPORTS = 10
 MEAN_PRECISION = 0.10
 
 #: Bump when the estimators change, so cached estimates from older code are not served.
-ESTIMATES_VERSION = 4
+ESTIMATES_VERSION = 5
 #: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -54,6 +56,8 @@ class Estimates:
 
     For a numeric mechanism: of the mean, in the question's units (worst case over values)."""
     mean: MeanEstimate | None = None
+    joint: Interval | None = None
+    """95 % bands that hold for all options at once (``Mechanism.simultaneous_bands``: Šidák's level)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class QuestionResult:
     """The manipulation check of these reports (:mod:`surveys.integrity`)."""
     mean: MeanEstimate | None = None
     """Numeric mechanisms: the unbiased mean with its standard error (shares are then None)."""
+    joint: Interval | None = None
+    """Bands that hold for all options at once (shares only)."""
 
     @property
     def summary(self) -> str:
@@ -137,6 +143,14 @@ class QuestionResult:
     def estimate(self, kind: EstimateKind) -> FrequencyEstimate | None:
         return self.consistent if kind == "consistent" else self.unbiased
 
+    def bands(self, kind: EstimateKind, bands: str) -> Interval:
+        """The 95 % bands drawn: each option's own (``estimate(kind)``'s), or the joint ones."""
+        if bands == "joint" and self.joint is not None:
+            return self.joint
+        estimate = self.estimate(kind)
+        assert estimate is not None
+        return Interval(*estimate.confidence_interval(0.95))
+
 
 ADJUSTMENT_LABELS = {"norm-sub": _("Norm-Sub"), "clip": _("clipping and rescaling")}
 
@@ -177,6 +191,7 @@ def compute_estimates(mechanism: Mechanism | NumericMechanism, tally: ldp.Tally)
         unbiased=mechanism.estimate(tally),
         consistent=mechanism.consistent_estimate(tally, "auto"),
         expected_half_width=expected_half_width(mechanism, tally.n),
+        joint=mechanism.simultaneous_bands(tally),
     )
 
 
@@ -304,6 +319,7 @@ class SurveyState:
             earlier=earlier,
             integrity=integrity.check(question.options, mechanism, tally, randomization_digest(randomization) + digest),
             mean=estimates.mean,
+            joint=estimates.joint,
         )
 
     def all_results(self) -> list[QuestionResult]:

@@ -31,6 +31,7 @@ from surveys.models import Question, Report, Survey
 from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
 from surveys.results import (
+    BAND_CHOICES,
     CACHE_SECONDS,
     ESTIMATE_KINDS,
     QuestionResult,
@@ -49,25 +50,31 @@ def estimate_kind(request: HttpRequest) -> str:
     return kind if kind in ESTIMATE_KINDS else "consistent"
 
 
-def estimate_chart(result: QuestionResult, kind: str) -> str:
-    """The result's bar chart, drawn once per (randomization, tally, kind, labels, language)."""
+def band_kind(request: HttpRequest) -> str:
+    """ "option" (each option's own 95 % band, the default) or "joint" (all options at once)."""
+    bands = request.GET.get("bands", "option")
+    return bands if bands in BAND_CHOICES else "option"
+
+
+def estimate_chart(result: QuestionResult, kind: str, bands: str = "option") -> str:
+    """The result's bar chart, drawn once per (randomization, tally, kind, bands, labels, language)."""
     labels = result.question.options
-    parts = [randomization_digest(result.randomization), result.digest, kind, _digest(json.dumps(labels))]
+    parts = [randomization_digest(result.randomization), result.digest, kind, bands, _digest(json.dumps(labels))]
     key = f"murmur:chart:{charts.CHART_VERSION}:" + ":".join([*parts, get_language()])
     svg = cache.get(key)
     if svg is None:
         estimate = result.estimate(kind)  # type: ignore[arg-type]
         assert estimate is not None
-        low, high = estimate.confidence_interval(0.95)
+        low, high = result.bands(kind, bands)  # type: ignore[arg-type]
         svg = charts.estimate_bars(labels, estimate.proportions, low, high)
         cache.set(key, svg, CACHE_SECONDS)
     return svg
 
 
-def result_view(result: QuestionResult, kind: str) -> dict[str, Any]:
+def result_view(result: QuestionResult, kind: str, bands: str = "option") -> dict[str, Any]:
     """What the shared result card shows for one question (one version of its randomization)."""
     anchor = f"result-{result.question.pk}" + (f"-v{result.randomization.version}" if result.earlier else "")
-    view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": ""}
+    view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": "", "bands": bands}
     view["anchor"] = anchor
     view["template"] = f"surveys/kinds/{result.summary}_result.html"
     if result.n and result.enough:
@@ -79,8 +86,8 @@ def shares_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None
     """Each option's share with its band; for a rating scale also its mean (and NPS on 0-10)."""
     estimate = result.estimate(kind)  # type: ignore[arg-type]
     assert estimate is not None and result.unbiased is not None
-    low, high = estimate.confidence_interval(0.95)
-    view["chart"] = estimate_chart(result, kind)
+    low, high = result.bands(kind, view["bands"])  # type: ignore[arg-type]
+    view["chart"] = estimate_chart(result, kind, view["bands"])
     view["rows"] = [
         {
             "label": label,
@@ -138,14 +145,19 @@ def over_time(survey: Survey) -> tuple[int, str, str]:
 
 
 def dashboard_context(
-    survey: Survey, kind: str, state: SurveyState | None = None, timeline: tuple[int, str, str] | None = None
+    survey: Survey,
+    kind: str,
+    state: SurveyState | None = None,
+    timeline: tuple[int, str, str] | None = None,
+    bands: str = "option",
 ) -> dict[str, Any]:
     state = state or SurveyState.read(survey)
     responses, responses_chart, _hourly = timeline or over_time(survey)
     return {
         "survey": survey,
         "kind": kind,
-        "cards": [result_view(r, kind) for r in state.all_results()],
+        "bands": bands,
+        "cards": [result_view(r, kind, bands) for r in state.all_results()],
         "responses": responses,
         "responses_chart": responses_chart,
         "signature": state.signature,
@@ -194,18 +206,18 @@ def _digest(text: str) -> str:
 @reads_results
 def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
-    kind = estimate_kind(request)
+    kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey)
     if request.htmx and request.GET.get("since") == state.signature:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
 
     def render_page() -> HttpResponse:
-        context = dashboard_context(survey, kind, state)
+        context = dashboard_context(survey, kind, state, bands=bands)
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
 
-    response = conditional(request, page_etag(request, survey, state, "dashboard", kind), render_page)
+    response = conditional(request, page_etag(request, survey, state, "dashboard", kind, bands), render_page)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -216,7 +228,7 @@ def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
 def question_results(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
-    kind = estimate_kind(request)
+    kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey, [question])
     signature = state.signature
     if request.htmx and request.GET.get("since") == signature:
@@ -224,16 +236,18 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
 
     def render_page() -> HttpResponse:
         results = state.results(question)
-        cards = [result_view(r, kind) for r in results]
+        cards = [result_view(r, kind, bands) for r in results]
         card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
-        context = {"survey": survey, "kind": kind, "card": card, "earlier_cards": cards[1:], "signature": signature}
+        context = {"survey": survey, "kind": kind, "bands": bands, "card": card, "earlier_cards": cards[1:]}
+        context["signature"] = signature
         context["live"] = survey.status == Survey.Status.OPEN
         context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
         if request.htmx:
             return render(request, "surveys/question_results.html#question-body", context)
         return render(request, "surveys/question_results.html", context)
 
-    response = conditional(request, page_etag(request, survey, state, "question", question.pk, kind), render_page)
+    etag = page_etag(request, survey, state, "question", question.pk, kind, bands)
+    response = conditional(request, etag, render_page)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -248,13 +262,14 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404
     state = SurveyState.read(survey)
     timeline = over_time(survey)
+    bands = band_kind(request)
 
     def render_page() -> HttpResponse:
-        context = dashboard_context(survey, "consistent", state, timeline)
+        context = dashboard_context(survey, "consistent", state, timeline, bands)
         context["public"] = True
         return render(request, "surveys/public_results.html", context)
 
-    response = conditional(request, page_etag(request, survey, state, "public", timeline[2]), render_page)
+    response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
     patch_cache_control(response, no_cache=True)
     return response
 

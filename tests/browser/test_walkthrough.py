@@ -60,6 +60,7 @@ def english_words(page) -> list[str]:
     text = re.sub(
         r"(?<![0-9a-f])[0-9a-f]{32,}(?![0-9a-f])", " ", page.evaluate("document.body.innerText")
     )  # digests are not words
+    text = re.sub(r"\w*[À-ž]\w*", " ", text)  # names with diacritics (Šidák) are not English
     words = set(re.findall(r"[A-Za-z][A-Za-z'-]*[A-Za-z]", text))
     return sorted(
         w for w in words if w not in ALLOWED_LATIN and not w.isupper() and not re.fullmatch(r"[a-z]?[A-Z]+s?", w)
