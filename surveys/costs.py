@@ -14,6 +14,7 @@ from ldp.mechanisms import KRandomizedResponse, Mechanism
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import MeanRecommendation, recommend_mean
 from ldp.privacy import posterior_bound
+from surveys.templatetags.murmur import points
 
 #: The prior in the plain-language statement "someone who thought there was a 10 % chance...".
 STATEMENT_PRIOR = 0.10
@@ -117,10 +118,6 @@ READABLE_HALF_WIDTH = 0.10
 def respondents_for(half_width: float, target: float, n: int) -> int:
     """n * (half_width / target)^2, rounded up: respondents for a band of half-width ``target``."""
     return math.ceil(n * (half_width / target) ** 2)
-
-
-def points(value: float) -> str:
-    return f"{100 * value:.1f}"
 
 
 ADVISOR_WHY = gettext_lazy(

@@ -72,26 +72,27 @@ def invite_addresses(survey: Survey, share_url: str, emails: Iterable[str]) -> i
     """
     known = set(survey.invitations.exclude(email="").values_list("email", flat=True))
     fresh = sorted({e.strip().lower() for e in emails} - {k.lower() for k in known} - {""})
-    links = []
+    tokens = {email: new_token() for email in fresh}
+    links = [NewLink(invitation_url(share_url, token), email) for email, token in tokens.items()]
     with transaction.atomic():
-        for email in fresh:
-            token = new_token()
-            Invitation.objects.create(survey=survey, token_hash=token_hash(token), email=email)
-            links.append(NewLink(invitation_url(share_url, token), email))
+        Invitation.objects.bulk_create(
+            Invitation(survey=survey, token_hash=token_hash(token), email=email) for email, token in tokens.items()
+        )
         send_invitations(survey, links, reminder=False)
     return len(links)
 
 
 def remind_unused(survey: Survey, share_url: str) -> int:
     """Mail a fresh link to every unused invitation that has an address; how many were mailed."""
-    links = []
     with transaction.atomic():
-        for invitation in survey.invitations.select_for_update().filter(used=False).exclude(email=""):
+        unused = list(survey.invitations.select_for_update().filter(used=False).exclude(email=""))
+        links = []
+        for invitation in unused:
             token = new_token()
             invitation.token_hash = token_hash(token)
             invitation.reminders_sent += 1
-            invitation.save(update_fields=["token_hash", "reminders_sent"])
             links.append(NewLink(invitation_url(share_url, token), invitation.email))
+        Invitation.objects.bulk_update(unused, ["token_hash", "reminders_sent"])
         send_invitations(survey, links, reminder=True)
     return len(links)
 

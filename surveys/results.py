@@ -25,6 +25,7 @@ from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.numeric import MeanEstimate, NumericMechanism, modips
 from surveys import integrity, tallies
+from surveys.costs import respondents_for
 from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey
 
@@ -132,7 +133,7 @@ class QuestionResult:
             target, at_one = self.mean_target, Z_95 * self.mechanism.expected_standard_error(1)
         else:
             target, at_one = 1 / self.mechanism.k, expected_half_width(self.mechanism, 1)
-        return int(np.ceil((at_one / target) ** 2))
+        return respondents_for(at_one, target, 1)
 
     @property
     def adjustment_label(self) -> str:

@@ -12,12 +12,18 @@ the functions that draw them.
 
 from __future__ import annotations
 
+import csv
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from ldp.estimators import estimate_proportions
 from ldp.mechanisms import Mechanism, Tally
 
-__all__ = ["estimates_from_tallies"]
+__all__ = ["estimates_from_tallies", "write_rows"]
 
 
 def estimates_from_tallies(mechanism: Mechanism, counts: np.ndarray, n: int, estimator: str = "unbiased") -> np.ndarray:
@@ -29,3 +35,12 @@ def estimates_from_tallies(mechanism: Mechanism, counts: np.ndarray, n: int, est
     if estimator == "sketch":
         return mechanism.sketch_estimate(Tally(n, counts))  # type: ignore[attr-defined]
     return estimate_proportions(mechanism, counts, n, estimator)
+
+
+def write_rows(path: Path, rows: Sequence[Any]) -> None:
+    """Write an experiment's dataclass rows to ``path`` as CSV, one column per field."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)

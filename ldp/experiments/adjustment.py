@@ -21,10 +21,9 @@ ratio to the better of the two adjustments in that cell (1 = as good as knowing 
 
 from __future__ import annotations
 
-import csv
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ from ldp.estimates import (
     simultaneous_bands,
 )
 from ldp.estimators import estimate_proportions
+from ldp.experiments import write_rows
 from ldp.mechanisms import make_mechanism
 
 MECHANISMS = ("subset", "krr")
@@ -226,8 +226,5 @@ def run(out: Path, repetitions: int = 200, seed: int = 7, grid: dict[str, tuple]
         for epsilon in grid.get("epsilons", EPSILONS)
         for answers in grid.get("answers", DISTRIBUTIONS)
     ]
-    with (out / "adjustment.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "adjustment.csv", rows)
     return rows

@@ -9,12 +9,12 @@ options. A coverage rate over R = 2000 repetitions has a standard error of 0.49 
 
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ldp.experiments import write_rows
 from ldp.mechanisms import Tally, make_mechanism
 
 SETTINGS = {
@@ -68,8 +68,5 @@ def run(out: Path, repetitions: int = 2000, seed: int = 95) -> list[Row]:
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     rows = [measure(m, d, n, repetitions, rng) for m in SETTINGS for d in DISTRIBUTIONS for n in SIZES]
-    with (out / "coverage.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "coverage.csv", rows)
     return rows

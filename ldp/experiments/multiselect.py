@@ -15,13 +15,13 @@ the mean largest absolute cell error, measured and expected (the widest cell's 9
 
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ldp.crosstab import declared_mechanism, expected_errors
+from ldp.experiments import write_rows
 from ldp.mechanisms import Tally, make_mechanism
 from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding, make_set_mechanism, recommend_multiselect
 
@@ -84,7 +84,7 @@ def run_multiselect(out: Path, repetitions: int = 200, seed: int = 15) -> list[M
                 MultiselectRow(k, ell, epsilon, name, measured[name], expected[name], advice.best.mechanism, best)
                 for name in NAMES
             ]
-    _write(out / "multiselect.csv", rows)
+    write_rows(out / "multiselect.csv", rows)
     return rows
 
 
@@ -137,16 +137,8 @@ def run_crosstab(out: Path, repetitions: int = 500, seed: int = 16) -> list[Cros
                         expected.declared,
                     )
                 )
-    _write(out / "crosstab.csv", rows)
+    write_rows(out / "crosstab.csv", rows)
     return rows
-
-
-def _write(path: Path, rows: list) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
 
 
 def markdown_multiselect(rows: list[MultiselectRow]) -> str:

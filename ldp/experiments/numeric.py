@@ -12,14 +12,14 @@ worst-case variance (at |t| = 1) falls below Duchi's (at t = 0): Wang et al. rep
 
 from __future__ import annotations
 
-import csv
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy import optimize
 
+from ldp.experiments import write_rows
 from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.piecewise import duchi_variance, piecewise_variance
 
@@ -98,10 +98,7 @@ def run(out: Path, repetitions: int = 2000, n: int = N, seed: int = 14) -> list[
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     rows = [measure(m, e, t, n, repetitions, rng) for m in MECHANISMS for e in EPSILONS for t in POSITIONS]
-    with (out / "numeric.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "numeric.csv", rows)
     return rows
 
 

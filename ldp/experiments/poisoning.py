@@ -24,13 +24,13 @@ on TRUTH and on EDGE (five options no one chose: the least favorable case for th
 
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ldp import integrity
+from ldp.experiments import write_rows
 from ldp.mechanisms import Mechanism, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.krr import KRandomizedResponse
@@ -153,10 +153,7 @@ def run(out: Path, repetitions: int = 500, seed: int = 16) -> list[Row]:
         rows.append(measure(label, "none", 0.0, 4 * repetitions, rng))
         rows.append(measure(label, "none (edge)", 0.0, 4 * repetitions, rng, truth=EDGE))
         rows.extend(measure(label, a, s, repetitions, rng) for a in ATTACKS for s in SHARES)
-    with (out / "poisoning.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "poisoning.csv", rows)
     return rows
 
 

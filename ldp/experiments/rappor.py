@@ -22,13 +22,13 @@ e^epsilon / (1 + e^epsilon) that epsilon guarantees.
 
 from __future__ import annotations
 
-import csv
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ldp.experiments import write_rows
 from ldp.freetext import HadamardTextSketch, TextSketch
 from ldp.mechanisms.rappor import Rappor, decode
 
@@ -161,13 +161,6 @@ def measure_leak(rounds: int, attackers: int, rng: np.random.Generator) -> LeakR
     )
 
 
-def _write(path: Path, rows: list) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
-
-
 def run(
     out: Path, repetitions: int = 50, attackers: int = 100_000, seed: int = 17
 ) -> tuple[list[DecodeRow], list[LeakRow]]:
@@ -175,8 +168,8 @@ def run(
     rng = np.random.default_rng(seed)
     decoding = [row for n in SIZES for row in measure_decoding(n, repetitions, rng)]
     leak = [measure_leak(r, attackers, rng) for r in range(1, 11)]
-    _write(out / "rappor_decoding.csv", decoding)
-    _write(out / "rappor_leak.csv", leak)
+    write_rows(out / "rappor_decoding.csv", decoding)
+    write_rows(out / "rappor_leak.csv", leak)
     return decoding, leak
 
 

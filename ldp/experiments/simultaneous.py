@@ -10,13 +10,13 @@ standard error is 0.49 % at R = 2000.
 
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ldp.estimates import affine_unified_interval, affine_variance_terms, simultaneous_bands
+from ldp.experiments import write_rows
 from ldp.mechanisms import Tally, make_mechanism
 
 GEOMETRIC = 0.7 ** np.arange(20) / (0.7 ** np.arange(20)).sum()
@@ -61,10 +61,7 @@ def run(out: Path, repetitions: int = 2000, seed: int = 4) -> list[Row]:
     rng = np.random.default_rng(seed)
     rows = [measure(m, d, repetitions, rng) for d in DISTRIBUTIONS for m in MECHANISMS]
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "simultaneous.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "simultaneous.csv", rows)
     return rows
 
 

@@ -18,13 +18,13 @@ multinomial draw with probabilities M[:, t]; the records keeping their value are
 
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ldp.experiments import write_rows
 from ldp.mechanisms.krr import gamma_diagonal_matrix, random_substitution_reconstruct
 
 RECORDS = 100_000
@@ -140,9 +140,6 @@ def plot(rows: list[Row], out: Path) -> None:
 def run(out: Path, repetitions: int = REPETITIONS) -> list[Row]:
     out.mkdir(parents=True, exist_ok=True)
     rows = run_grid(repetitions)
-    with (out / "substitution.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+    write_rows(out / "substitution.csv", rows)
     plot(rows, out)
     return rows

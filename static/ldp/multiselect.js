@@ -2,7 +2,7 @@
 /**
  * Browser-side randomizers for multi-select ("choose all that apply") questions, mirroring
  * ldp/multiselect/ (Python). Pure functions, no DOM; randomness from a RandomSource
- * (crypto.getRandomValues by default), never Math.random.
+ * (crypto.getRandomValues by default), never a non-cryptographic generator.
  *
  * The respondent's answer is an array of distinct option indices (at most max_choices of them,
  * possibly none). The spec carries every probability; nothing here derives one from epsilon.

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from tests.base import make_open_survey, make_question, make_reports, make_survey
+from surveys import actions
+from tests.base import make_number_question, make_question, make_reports, make_survey
 
 PERCENT = r"(-?[\d.]+) %"
 
@@ -17,8 +18,6 @@ PERCENT = r"(-?[\d.]+) %"
 def answered(organizer):
     survey = make_survey(organizer, public_results=True)
     question = make_question(survey, options=list("ABCDEFGH"), epsilon=2.0)
-    from surveys import actions
-
     actions.do_open_survey(survey)
     make_reports(question, list(np.repeat(np.arange(8), [400, 200, 120, 80, 60, 60, 40, 40])), seed=4)
     return survey
@@ -68,6 +67,16 @@ def test_an_unknown_band_choice_falls_back_to_each_options_own(organizer_client,
     assert "95 % band of each option on its own" in page.content.decode()
 
 
-def test_numeric_cards_ignore_the_choice(organizer_client, organizer):
-    survey = make_open_survey(organizer)
-    assert organizer_client.get(reverse("survey_results", args=[survey.pk]), {"bands": "joint"}).status_code == 200
+def test_mean_cards_are_the_same_under_either_choice(organizer_client, organizer):
+    survey = make_survey(organizer)
+    question = make_number_question(survey, lo=0, hi=10, epsilon=4.0)
+    actions.do_open_survey(survey)
+    make_reports(question, [3.0] * 600 + [7.0] * 400, seed=2)
+    url = reverse("survey_results", args=[survey.pk])
+
+    def mean_rows(params):
+        html = organizer_client.get(url, params).content.decode()
+        return re.findall(r"<td data-interval>([^<]+)</td>", html)
+
+    own, joint = mean_rows({}), mean_rows({"bands": "joint"})
+    assert len(own) == 1 and own == joint
