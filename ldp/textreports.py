@@ -211,6 +211,25 @@ class TextReports:
             raise ValueError(f"buffer length {len(buffer)} is not a multiple of {self.report_width}")
         return np.frombuffer(buffer, dtype=np.uint8).reshape(-1, self.report_width)
 
+    def randomize_reports(self, texts: Sequence[str], *, rng: Any = None) -> list[dict[str, Any]]:
+        """Reports of normalized texts as browsers send them (JSON objects), for simulations and tests.
+
+        RAPPOR's cohort is drawn uniformly per report, as ``static/surveys/respond.js`` does.
+        """
+        rng = np.random.default_rng(rng)
+        inner = self.inner
+        if isinstance(inner, Rappor):
+            cohorts = rng.integers(0, inner.cohorts, size=len(texts))
+            bits = inner.randomize(texts, cohorts, rng=rng)
+            return [{"cohort": int(j), "bits": b.tolist()} for j, b in zip(cohorts, bits, strict=True)]
+        if isinstance(inner, HadamardTextSketch):
+            rows, indices, signs = inner.randomize(texts, rng=rng)
+            return [
+                {"row": int(j), "index": int(i), "bit": int(b)} for j, i, b in zip(rows, indices, signs, strict=True)
+            ]
+        rows, bit_rows = inner.randomize(texts, rng=rng)
+        return [{"row": int(j), "bits": b.tolist()} for j, b in zip(rows, bit_rows, strict=True)]
+
     # -- tallies ----------------------------------------------------------------------------------
     def tally(self, packed: ArrayLike) -> Tally:
         """The flat tally of packed reports (module docstring)."""

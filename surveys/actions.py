@@ -72,8 +72,10 @@ KIND_FIELDS = (
     "low_label",
     "high_label",
     "rating_estimate",
+    "candidates",
 )
 KIND_FIELD_EMPTY = {
+    "candidates": [],
     "whole_numbers": True,
     "unit": "",
     "scale": "",
@@ -81,6 +83,12 @@ KIND_FIELD_EMPTY = {
     "high_label": "",
     "rating_estimate": "shares",
 }
+
+
+def do_set_candidates(question: Question, candidates: list[str]) -> None:
+    """Store a short-answer question's (normalized) candidate answers; the randomization is untouched."""
+    question.candidates = candidates
+    question.save(update_fields=["candidates"])
 
 
 @transaction.atomic

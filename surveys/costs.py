@@ -14,6 +14,7 @@ from ldp.mechanisms import KRandomizedResponse, Mechanism
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import MeanRecommendation, recommend_mean
 from ldp.privacy import posterior_bound
+from ldp.textreports import TextReports
 from surveys.templatetags.murmur import points
 
 #: The prior in the plain-language statement "someone who thought there was a 10 % chance...".
@@ -201,8 +202,37 @@ CROSSOVER_ABOVE = gettext_lazy(
 )
 
 
-def cost_of(mechanism: Mechanism | NumericMechanism, n: int, unit: str = "", advice: str = "") -> Any:
-    """The cost description of any mechanism: :class:`MeanCost` for numeric ones."""
+@dataclass(frozen=True)
+class TextCost(PrivacyStatement):
+    """A free-text mechanism's cost at n respondents: the error of one candidate answer's share.
+
+    The half-width is z_0.975 times :meth:`ldp.textreports.TextReports.share_standard_error`, a
+    bound that leaves out collisions with answers not asked about.
+    """
+
+    mechanism: TextReports
+    n: int
+    advice: str = ""
+    is_mean = False
+    is_text = True
+
+    @cached_property
+    def half_width(self) -> float:
+        return Z_95 * self.mechanism.share_standard_error(max(self.n, 1))
+
+    @property
+    def too_wide(self) -> bool:
+        return self.half_width > READABLE_HALF_WIDTH
+
+    @property
+    def respondents_needed(self) -> int:
+        return respondents_for(self.half_width, READABLE_HALF_WIDTH, max(self.n, 1))
+
+
+def cost_of(mechanism: Mechanism | NumericMechanism | TextReports, n: int, unit: str = "", advice: str = "") -> Any:
+    """The cost description of any mechanism: :class:`MeanCost` for numeric ones, :class:`TextCost` for text."""
     if isinstance(mechanism, NumericMechanism):
         return MeanCost(mechanism, n, unit, advice)
+    if isinstance(mechanism, TextReports):
+        return TextCost(mechanism, n, advice)
     return QuestionCost(mechanism, n, advice)

@@ -20,8 +20,9 @@ from ldp.mechanisms.subset import optimal_subset_size
 from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
+from ldp.textreports import make_text_mechanism
 from surveys.costs import cost_of
-from surveys.kinds import KindError, kind_of
+from surveys.kinds import KindError, clean_candidates, kind_of
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
@@ -34,6 +35,9 @@ MAX_EPSILON_CAP = 1000.0
 #: A new survey's total-ε cap. Above it a respondent's answers are barely protected: with ε = 5 a
 #: report is up to e^5 ≈ 148 times likelier under one answer than another.
 DEFAULT_EPSILON_CAP = 5.0
+#: "Automatic" for a short-answer question: Apple's Count Mean Sketch over the hashed text, which at
+#: the usual budgets (ε from 1 to 4) gives a smaller error per report than its one-bit Hadamard variant.
+DEFAULT_TEXT_MECHANISM = "text-cms"
 
 #: ``_("...%(x)s") % values`` on a lazy string translates at import time, in the default language;
 #: this defers the whole interpolation to when the text is shown.
@@ -233,6 +237,15 @@ class QuestionForm(forms.Form):
         ),
     )
     unit = forms.CharField(label=_("Unit"), max_length=30, required=False, help_text=_("e.g. hours, years, km"))
+    candidates_text = forms.CharField(
+        label=_("Candidate answers (optional)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "Short-answer questions: one per line, the answers you want counted (“how many wrote X?”). "
+            "They are normalized like answers (case, spaces, Unicode) and can be changed after reports arrive."
+        ),
+    )
     scale = forms.ChoiceField(
         label=_("Rating scale"), choices=[("", "—"), *Question.Scale.choices], required=False, initial="1-5"
     )
@@ -294,6 +307,9 @@ class QuestionForm(forms.Form):
     def clean_options_text(self) -> list[str]:
         return [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
 
+    def clean_candidates_text(self) -> list[str]:
+        return [line for line in self.cleaned_data["candidates_text"].splitlines() if line.strip()]
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if self.frozen:
@@ -304,6 +320,8 @@ class QuestionForm(forms.Form):
         try:
             data["options"] = kind.options(data, self.question if self.frozen else None)
             value_range = kind.value_range(data)
+            if data["kind"] == Question.Kind.FREE_TEXT:
+                data["candidates"] = clean_candidates(data.get("candidates_text") or [])
         except KindError as error:
             self.add_error(error.field, error.message)
             return data
@@ -315,14 +333,21 @@ class QuestionForm(forms.Form):
         if data["mechanism"] not in kind.mechanisms(estimate):
             self.add_error("mechanism", MECHANISM_FITS[estimate])
             return data
-        if value_range is None:
+        if estimate == "text":
+            params: dict[str, Any] | None = {}
+        elif value_range is None:
             params = self._clean_params(data)
             if params is None:
                 return data
         else:
             params = {"lo": value_range[0], "hi": value_range[1]}
         try:
-            if value_range is None:
+            if estimate == "text":
+                built = make_text_mechanism(data["mechanism"], epsilon=data["epsilon"])
+                # The shape (and RAPPOR's probabilities) are frozen with the question; RAPPOR's stated
+                # epsilon is the exact one of its parameters.
+                params, data["epsilon"] = built.params(), built.epsilon
+            elif value_range is None:
                 built: Any = ldp.make_mechanism(
                     data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params
                 )
@@ -348,6 +373,8 @@ class QuestionForm(forms.Form):
         """The advisor's mechanism for these options (or range), epsilon and the expected n; sets its knobs."""
         if value_range is not None:
             return recommend_mean(*value_range, data["epsilon"], self.survey.expected_respondents).best.mechanism
+        if data["kind"] == Question.Kind.FREE_TEXT:
+            return DEFAULT_TEXT_MECHANISM
         best = recommend(len(data["options"]), data["epsilon"], self.survey.expected_respondents).best
         for name in ("d", "hash_count", "width"):
             if name in best.params:
@@ -438,9 +465,30 @@ class QuestionForm(forms.Form):
             )
 
 
+class CandidatesForm(forms.Form):
+    """The candidate answers of a short-answer question, edited on its results page at any time."""
+
+    candidates_text = forms.CharField(
+        label=_("Candidate answers"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text=_("One per line. Each is normalized as the browsers normalize answers, then counted."),
+    )
+
+    def clean_candidates_text(self) -> list[str]:
+        lines = [line for line in self.cleaned_data["candidates_text"].splitlines() if line.strip()]
+        try:
+            return clean_candidates(lines)
+        except KindError as error:
+            raise forms.ValidationError(error.message) from None
+
+
 MECHANISM_FITS = {
     "shares": _("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers."),
     "mean": _("A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."),
+    "text": _(
+        "A short answer needs a mechanism for text: a Count Mean Sketch of the text, its Hadamard variant, or RAPPOR."
+    ),
 }
 
 
@@ -465,6 +513,7 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "text": question.text,
         "kind": question.kind,
         "options_text": "\n".join(question.options),
+        "candidates_text": "\n".join(question.candidates),
         "epsilon": question.epsilon,
         "mechanism": AUTOMATIC if question.mechanism_chosen_automatically else question.mechanism,
         "d": question.mechanism_params.get("d"),

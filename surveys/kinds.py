@@ -16,7 +16,10 @@ mechanisms give shares, numeric ones a mean; the dashboard draws each with
 ``templates/surveys/kinds/<family>_result.html`` (``surveys.views.results.SUMMARY_CARDS``). A
 rating question may use either: the organizer picks which (``Question.rating_estimate``) and
 :func:`recommend_rating_estimate` advises. A number question gives its mean, or with histogram
-``bins`` the shares of equal-width ranges through a categorical mechanism.
+``bins`` the shares of equal-width ranges through a categorical mechanism. A short-answer (free
+text) question reports hashed, normalized strings (``ldp.textreports``: text-cms, text-hcms or
+RAPPOR); its summary is the "text" family: candidate strings the organizer queries afterwards,
+each with its estimated count (``templates/surveys/kinds/text_result.html``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from django.utils.translation import gettext_lazy
 from ldp.advisor import Z_95, recommend
 from ldp.estimates import FrequencyEstimate
 from ldp.numeric import NUMERIC_MECHANISMS
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question
+from ldp.text import MAX_TEXT_LENGTH, candidate_list
+from ldp.textreports import TEXT_MECHANISMS
+from surveys.models import MAX_CANDIDATES, MAX_OPTIONS, MIN_OPTIONS, Question
 
 CATEGORICAL_MECHANISMS = ("krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip")
 NUMERIC = tuple(NUMERIC_MECHANISMS)
@@ -50,7 +55,9 @@ class KindError(ValueError):
 
 
 def family(mechanism: str) -> str:
-    """ "mean" for the numeric mechanisms, "shares" for the categorical ones."""
+    """ "mean" for the numeric mechanisms, "text" for the free-text ones, "shares" for the categorical ones."""
+    if mechanism in TEXT_MECHANISMS:
+        return "text"
     return "mean" if mechanism in NUMERIC_MECHANISMS else "shares"
 
 
@@ -70,7 +77,7 @@ class QuestionKind:
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""
         wanted = (estimate,) if estimate else self.families
-        return tuple(m for m in (*CATEGORICAL_MECHANISMS, *NUMERIC) if family(m) in wanted)
+        return tuple(m for m in (*CATEGORICAL_MECHANISMS, *NUMERIC, *TEXT_MECHANISMS) if family(m) in wanted)
 
     def estimate_family(self, data: dict[str, Any]) -> str:
         """Which family the builder's data asks for ("shares" unless the kind says otherwise)."""
@@ -195,6 +202,29 @@ def scale_points(scale: str) -> tuple[int, int]:
     return int(low), int(high)
 
 
+class FreeTextKind(QuestionKind):
+    """A short answer: no options; reported as a hashed, normalized string (``ldp.textreports``).
+
+    The organizer may give candidate strings ("how many wrote X?") now or after reports arrive:
+    they are normalized as the browser normalizes answers and do not change the randomization.
+    """
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        return []
+
+
+def clean_candidates(lines: list[str]) -> list[str]:
+    """Candidate strings, normalized (:func:`ldp.text.candidate_list`), at most MAX_CANDIDATES; raise KindError."""
+    too_long = [line for line in lines if len(line) > MAX_TEXT_LENGTH]
+    if too_long:
+        message = _("Candidate answers are at most %(length)s characters long.") % {"length": MAX_TEXT_LENGTH}
+        raise KindError("candidates_text", message)
+    candidates = list(candidate_list(lines))
+    if len(candidates) > MAX_CANDIDATES:
+        raise KindError("candidates_text", _("Give at most %(count)s candidate answers.") % {"count": MAX_CANDIDATES})
+    return candidates
+
+
 def _templates(name: str) -> tuple[str, str]:
     return f"surveys/kinds/{name}_answer.html", f"surveys/kinds/{name}_builder.html"
 
@@ -208,6 +238,7 @@ KINDS: dict[str, QuestionKind] = {
     Question.Kind.RATING: RatingKind(
         "rating", *_templates("rating"), families=("shares", "mean"), frozen_fields=("scale", "rating_estimate")
     ),
+    Question.Kind.FREE_TEXT: FreeTextKind("text", *_templates("text"), families=("text",)),
 }
 
 

@@ -21,26 +21,35 @@ from django.utils.translation import gettext_lazy as _
 import ldp
 from ldp.mechanisms import Mechanism
 from ldp.numeric import NUMERIC_MECHANISMS, NumericMechanism, make_numeric_mechanism
+from ldp.textreports import TEXT_MECHANISMS, TextReports, make_text_mechanism
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
+#: Most candidate strings an organizer queries on one free-text question.
+MAX_CANDIDATES = 200
+
+AnyMechanism = Mechanism | NumericMechanism | TextReports
 
 
 @lru_cache(maxsize=1024)
-def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> Mechanism | NumericMechanism:
+def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> AnyMechanism:
     params = json.loads(params_json)
     if name in NUMERIC_MECHANISMS:  # a numeric mechanism's params carry its range lo, hi
         return make_numeric_mechanism(name, epsilon=epsilon, **params)
+    if name in TEXT_MECHANISMS:  # free text: the params carry the sketch's or Bloom filter's shape
+        return make_text_mechanism(name, epsilon=epsilon, **params)
     return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
 
 
-def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> Mechanism | NumericMechanism:
+def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> AnyMechanism:
     """The ldp mechanism for these parameters, built once per process.
 
     Mechanisms are immutable, and building one can cost (CMS derives its hash table and
     collision matrix), so every request with the same parameters shares one instance. Numeric
     mechanisms (``ldp.numeric``) keep their range in ``params`` (``lo``, ``hi``), so a
-    randomization's snapshot alone says how to read its reports; ``k`` is then not used.
+    randomization's snapshot alone says how to read its reports; ``k`` is then not used. So do
+    free-text mechanisms (``ldp.textreports``: the sketch's rows and width, or RAPPOR's Bloom filter
+    and probabilities); their k is 0.
     """
     return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
@@ -152,6 +161,7 @@ class Question(models.Model):
         YES_NO = "yes_no", _("Yes / no")
         NUMERIC = "numeric", _("Number")
         RATING = "rating", _("Rating scale")
+        FREE_TEXT = "text", _("Short answer (free text)")
 
     class Scale(models.TextChoices):
         ONE_TO_FIVE = "1-5", _("1 to 5")
@@ -179,6 +189,9 @@ class Question(models.Model):
         DUCHI = "duchi", _("Duchi et al.")
         PIECEWISE = "piecewise", _("Piecewise")
         HYBRID = "hybrid", _("Hybrid (Duchi + Piecewise)")
+        TEXT_CMS = "text-cms", _("Count Mean Sketch of the text (Apple)")
+        TEXT_HCMS = "text-hcms", _("Hadamard Count Mean Sketch of the text (Apple)")
+        RAPPOR = "rappor", _("RAPPOR (Google)")
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
     position = models.PositiveIntegerField(default=0)
@@ -186,7 +199,7 @@ class Question(models.Model):
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.SINGLE_CHOICE)
     options = models.JSONField(_("options"), default=list)
     epsilon = models.FloatField(_("epsilon"), default=1.0)
-    mechanism = models.CharField(_("mechanism"), max_length=10, choices=MechanismName.choices, default="krr")
+    mechanism = models.CharField(_("mechanism"), max_length=20, choices=MechanismName.choices, default="krr")
     mechanism_params = models.JSONField(default=dict, blank=True)
     mechanism_chosen_automatically = models.BooleanField(
         _("mechanism chosen automatically"),
@@ -207,6 +220,9 @@ class Question(models.Model):
     rating_estimate = models.CharField(
         _("estimate"), max_length=10, choices=RatingEstimate.choices, default=RatingEstimate.SHARES
     )
+    # Free-text questions: the normalized strings the organizer asks about ("how many wrote X?").
+    # Not part of the randomization, so they may change after reports arrive.
+    candidates = models.JSONField(_("candidate answers"), default=list, blank=True)
 
     class Meta:
         ordering = ["position", "id"]
@@ -218,7 +234,7 @@ class Question(models.Model):
     def k(self) -> int:
         return len(self.options)
 
-    def build_mechanism(self) -> Mechanism | NumericMechanism:
+    def build_mechanism(self) -> AnyMechanism:
         """The ldp mechanism for the question's current parameters."""
         return build_mechanism(self.mechanism, self.k, self.epsilon, self.mechanism_params)
 
@@ -248,7 +264,7 @@ class Randomization(models.Model):
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="randomizations")
     version = models.PositiveIntegerField()
-    mechanism = models.CharField(max_length=10)
+    mechanism = models.CharField(max_length=20)
     k = models.PositiveSmallIntegerField()
     epsilon = models.FloatField()
     params = models.JSONField(default=dict)
@@ -265,7 +281,7 @@ class Randomization(models.Model):
     def key(self) -> tuple[str, int, float, dict[str, Any]]:
         return (self.mechanism, self.k, self.epsilon, dict(self.params))
 
-    def build_mechanism(self) -> Mechanism | NumericMechanism:
+    def build_mechanism(self) -> AnyMechanism:
         """The ldp mechanism of these (immutable) parameters, kept on the instance once built."""
         mechanism = self.__dict__.get("_mechanism")
         if mechanism is None:

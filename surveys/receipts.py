@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from ldp.mechanisms import KRandomizedResponse
 from ldp.numeric import NumericMechanism
+from ldp.textreports import TextReports
 from surveys.submissions import ParsedReport
 from surveys.templatetags.murmur import percent
 
@@ -49,6 +50,12 @@ def describe(mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
         value = mechanism.lo + float(mechanism.decode[report["index"]]) * grid_step
         return _("a randomized number: %(value)s") % {"value": number_format(round(value, 4))}
     name = mechanism.name
+    if name == "rappor":
+        return _("a randomized Bloom filter of your answer (cohort %(cohort)s), which alone names no answer") % {
+            "cohort": report["cohort"]
+        }
+    if name in ("text-cms", "text-hcms"):
+        return _("one randomized piece of a sketch of all answers' hashes, which alone names no answer")
 
     def labels(indexes: Iterable[int]) -> str:
         chosen = [f"“{options[i]}”" for i in indexes if 0 <= i < len(options)]
@@ -78,7 +85,7 @@ def chance(mechanism: Any) -> str:
     """How much the report says about the true answer, in one sentence (empty for numbers)."""
     if isinstance(mechanism, KRandomizedResponse):
         return _("Chance that this is your true answer: %(p)s") % {"p": percent(mechanism.keep_probability)}
-    if isinstance(mechanism, NumericMechanism):
+    if isinstance(mechanism, (NumericMechanism, TextReports)):
         return ""
     return _("Chance that someone who sees it guesses your answer: %(p)s (%(blind)s by pure chance)") % {
         "p": percent(guess_probability(mechanism)),

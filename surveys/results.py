@@ -24,6 +24,7 @@ from ldp.estimates import FrequencyEstimate, Interval
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.numeric import MeanEstimate, NumericMechanism, modips
+from ldp.textreports import CandidateCounts, TextReports
 from surveys import integrity, tallies
 from surveys.costs import respondents_for
 from surveys.kinds import family
@@ -82,6 +83,10 @@ class QuestionResult:
     """Numeric mechanisms: the unbiased mean with its standard error (shares are then None)."""
     joint: Interval | None = None
     """Bands that hold for all options at once (shares only)."""
+    text: CandidateCounts | None = None
+    """Free text: the question's candidate strings counted (:func:`cached_text_query`)."""
+    text_error: str = ""
+    """Free text: why the candidates could not be counted (empty: they were, or there are none)."""
 
     @property
     def summary(self) -> str:
@@ -102,6 +107,8 @@ class QuestionResult:
 
         For a mean: MIN_REPORTS reports, and an expected half-width within MEAN_PRECISION of the range.
         """
+        if self.summary == "text":
+            return self.n >= MIN_REPORTS
         if self.summary == "mean":
             return (
                 self.mean is not None
@@ -131,6 +138,8 @@ class QuestionResult:
         """
         if isinstance(self.mechanism, NumericMechanism):
             target, at_one = self.mean_target, Z_95 * self.mechanism.expected_standard_error(1)
+        elif isinstance(self.mechanism, TextReports):
+            target, at_one = READABLE_SHARE, Z_95 * self.mechanism.share_standard_error(1)
         else:
             target, at_one = 1 / self.mechanism.k, expected_half_width(self.mechanism, 1)
         return respondents_for(at_one, target, 1)
@@ -182,9 +191,11 @@ def raw_counts(mechanism: Mechanism | NumericMechanism, counts: np.ndarray) -> n
     return counts
 
 
-def compute_estimates(mechanism: Mechanism | NumericMechanism, tally: ldp.Tally) -> Estimates:
+def compute_estimates(mechanism: Mechanism | NumericMechanism | TextReports, tally: ldp.Tally) -> Estimates:
     if not tally.n:
         return Estimates(None, None, None)
+    if isinstance(mechanism, TextReports):  # counted per candidate instead (cached_text_query)
+        return Estimates(None, None, Z_95 * mechanism.share_standard_error(tally.n))
     if isinstance(mechanism, NumericMechanism):
         half_width = Z_95 * mechanism.expected_standard_error(tally.n)
         return Estimates(None, None, half_width, mean=mechanism.estimate(tally))
@@ -204,6 +215,42 @@ def cached_estimates(randomization: Randomization, tally: ldp.Tally, digest: str
         estimates = compute_estimates(randomization.build_mechanism(), tally)
         cache.set(key, estimates, CACHE_SECONDS)
     return estimates
+
+
+#: A free-text question's reports needed: a candidate's share known within ± 10 points (95 %).
+READABLE_SHARE = 0.10
+#: The false-discovery (or family-wise) level at which candidates are listed as found.
+TEXT_ALPHA = 0.05
+
+
+def cached_text_query(
+    randomization: Randomization, tally: ldp.Tally, digest: str, candidates: list[str]
+) -> tuple[CandidateCounts | None, str]:
+    """(candidate counts, "") or (None, why not): :meth:`ldp.textreports.TextReports.query`, cached.
+
+    Keyed by the randomization, the tally's digest and the candidates, which the organizer may
+    change at any time (they are not part of the randomization).
+    """
+    if not candidates or not tally.n:
+        return None, ""
+    material = hashlib.blake2b(json.dumps(candidates).encode(), digest_size=8).hexdigest()
+    key = f"murmur:text:{ESTIMATES_VERSION}:{randomization_digest(randomization)}:{digest}:{material}"
+    made = cache.get(key)
+    if made is None:
+        mechanism = randomization.build_mechanism()
+        assert isinstance(mechanism, TextReports)
+        try:
+            made = (mechanism.query(tally, candidates, alpha=TEXT_ALPHA), "")
+        except (ValueError, np.linalg.LinAlgError):
+            made = (None, str(UNCOUNTABLE))
+        cache.set(key, made, CACHE_SECONDS)
+    return made
+
+
+UNCOUNTABLE = _(
+    "These candidate answers cannot be counted apart with this question's sketch: some of them share "
+    "every hash. Remove one of each such group."
+)
 
 
 @dataclass(frozen=True)
@@ -307,6 +354,9 @@ class SurveyState:
         mechanism = randomization.build_mechanism()
         tally, digest = self.tallies[randomization.pk], self.digests[randomization.pk]
         estimates = cached_estimates(randomization, tally, digest)
+        text, text_error = None, ""
+        if isinstance(mechanism, TextReports):
+            text, text_error = cached_text_query(randomization, tally, digest, list(question.candidates))
         return QuestionResult(
             question=question,
             randomization=randomization,
@@ -321,6 +371,8 @@ class SurveyState:
             integrity=integrity.check(question.options, mechanism, tally, randomization_digest(randomization) + digest),
             mean=estimates.mean,
             joint=estimates.joint,
+            text=text,
+            text_error=text_error,
         )
 
     def all_results(self) -> list[QuestionResult]:

@@ -45,6 +45,11 @@ urlpatterns = [
     path("surveys/<int:survey_id>/results/", results.survey_results, name="survey_results"),
     path("surveys/<int:survey_id>/results/<int:question_id>/", results.question_results, name="question_results"),
     path(
+        "surveys/<int:survey_id>/results/<int:question_id>/candidates/",
+        results.question_candidates,
+        name="question_candidates",
+    ),
+    path(
         "surveys/<int:survey_id>/export/estimates.<format:fmt>",
         results.export_estimates,
         name="export_estimates",

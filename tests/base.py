@@ -94,3 +94,35 @@ def make_number_question(survey: Survey, lo: float = 0, hi: float = 40, **fields
         **fields,
     }
     return actions.do_add_question(survey, values)
+
+
+def make_text_question(survey: Survey, mechanism: str = "text-cms", epsilon: float = 4.0, **fields: Any) -> Question:
+    """A short-answer question, its params as the builder stores them (the seed's shapes unless told)."""
+    from ldp.textreports import make_text_mechanism
+
+    params = fields.pop("mechanism_params", {})
+    built = make_text_mechanism(mechanism, epsilon=epsilon, **params)
+    values = {
+        "text": "Which city?",
+        "kind": "text",
+        "options": [],
+        "epsilon": built.epsilon,
+        "mechanism": mechanism,
+        "mechanism_params": built.params(),
+        **fields,
+    }
+    return actions.do_add_question(survey, values)
+
+
+@transaction.atomic
+def make_text_reports(question: Question, texts: list[str], seed: int = 0) -> None:
+    """Randomize normalized texts with the question's mechanism (Python, fixed seed) and store the reports."""
+    randomization = actions.sync_randomization(question)
+    mechanism = randomization.build_mechanism()
+    packed = [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=seed)]
+    submissions = record_submissions(question.survey, [None] * len(packed))
+    Report.objects.bulk_create(
+        Report(submission=submission, question=question, randomization=randomization, packed=row)
+        for submission, row in zip(submissions, packed, strict=True)
+    )
+    add_to_tally(randomization, packed)

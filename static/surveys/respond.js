@@ -1,14 +1,18 @@
 // @ts-check
 /**
- * The answer page's glue. True answers live only in nameless radio inputs, which are never
+ * The answer page's glue. True answers live only in nameless inputs, which are never
  * serialized; on submit each answered question is randomized here (static/ldp/randomize.js,
- * crypto.getRandomValues) and only the randomized reports are posted. Nothing is written to
+ * crypto.getRandomValues) and only the randomized reports are posted. A short answer is
+ * normalized (text.js) and hashed into a sketch or Bloom filter report (freetext.js, rappor.js). Nothing is written to
  * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
  * ledger in localStorage, the answers are cleared and a receipt shows the reports.
  */
 
+import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
 import { randomizeNumeric } from "../ldp/numeric.js";
-import { cryptoRandomSource, randomize } from "../ldp/randomize.js";
+import { randomizeRappor } from "../ldp/rappor.js";
+import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
+import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { recordSpends } from "../ldp/ledger.js";
 import { refusalReason } from "./promise.js";
 
@@ -70,9 +74,11 @@ function setUp(form) {
       const entry = specs.get(Number(fieldset.dataset.questionId));
       if (!entry || answer === null || "refused" in answer) continue;
       const report =
-        fieldset.dataset.takes === "value"
-          ? randomizeNumeric(entry.spec, answer.value, random)
-          : randomize(entry.spec, answer.index, random);
+        fieldset.dataset.takes === "text"
+          ? await randomizeAnswerText(entry.spec, answer.text, random)
+          : fieldset.dataset.takes === "value"
+            ? randomizeNumeric(entry.spec, answer.value, random)
+            : randomize(entry.spec, answer.index, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
@@ -133,12 +139,37 @@ function invitationToken() {
 }
 
 /**
+ * One report of a short answer, already normalized: a sketch report (text-cms, text-hcms) or a
+ * RAPPOR report in a cohort drawn here, uniformly (the cohort says nothing about the answer).
+ * @param {any} spec
+ * @param {string} text
+ * @param {import("../ldp/randomize.js").RandomSource} random
+ */
+async function randomizeAnswerText(spec, text, random) {
+  if (spec.mechanism === "rappor") return randomizeRappor(spec, text, uniformInt(spec.cohorts, random), random);
+  if (spec.mechanism === "text-hcms") return randomizeTextHadamard(spec, text, random);
+  return randomizeText(spec, text, random);
+}
+
+/**
  * The question's answer, read from its widget: null when skipped; a refusal message when a number
- * lies outside the question's range (or is not whole where whole numbers are asked for).
+ * lies outside the question's range (or is not whole where whole numbers are asked for), or a
+ * short answer is too long; a short answer comes back normalized.
  * @param {HTMLElement} fieldset
- * @returns {null | {refused: string} | {index: number, value: number}}
+ * @returns {null | {refused: string} | {index: number, value: number} | {text: string}}
  */
 function readAnswer(fieldset) {
+  const textInput = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-text-input]"));
+  if (textInput) {
+    const text = normalizeText(textInput.value);
+    if (text === "") return null;
+    if (text.length > MAX_TEXT_LENGTH) {
+      const legend = fieldset.querySelector("legend");
+      const values = { question: legend ? legend.textContent || "" : "", length: String(MAX_TEXT_LENGTH) };
+      return { refused: interpolate(gettext("%(question)s: write at most %(length)s characters."), values, true) };
+    }
+    return { text };
+  }
   const input = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-number-input]"));
   if (input) {
     if (input.value.trim() === "" && !input.validity.badInput) return null;
@@ -192,11 +223,11 @@ function groupRadios(fieldset) {
     });
   });
   const clear = fieldset.querySelector("[data-clear]");
-  const number = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-number-input]"));
+  const typed = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-number-input], [data-text-input]"));
   if (clear)
     clear.addEventListener("click", () => {
       radios.forEach((radio) => (radio.checked = false));
-      if (number) number.value = "";
+      if (typed) typed.value = "";
       rove();
     });
 }
@@ -221,7 +252,7 @@ function showReceipt(form, sent, receipt) {
   form.querySelectorAll("input[type=radio]").forEach((radio) => {
     /** @type {HTMLInputElement} */ (radio).checked = false;
   });
-  form.querySelectorAll("[data-number-input]").forEach((input) => {
+  form.querySelectorAll("[data-number-input], [data-text-input]").forEach((input) => {
     /** @type {HTMLInputElement} */ (input).value = "";
   });
   form.remove();

@@ -54,11 +54,12 @@ class AnswerItem:
 
     @property
     def takes(self) -> str:
-        """What the browser randomizes: the answer's "value" (numeric mechanisms) or option "index".
+        """What the browser randomizes: the answer's "value" (numeric mechanisms), its "text" (free
+        text) or option "index".
 
         Carried by the question's fieldset (``data-takes``), not the spec entries, whose digest the
         transparency page publishes."""
-        return "value" if family(self.spec["mechanism"]) == "mean" else "index"
+        return {"mean": "value", "text": "text"}.get(family(self.spec["mechanism"]), "index")
 
 
 def has_responded(request: HttpRequest, survey: Survey) -> bool:

@@ -15,18 +15,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
-from django.views.decorators.http import require_GET
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
 
 from surveys import charts, integrity, tallies
-from surveys.access import get_survey_by_share_slug, get_survey_for_results
-from surveys.kinds import kind_of, linear_summary
+from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
+from surveys.actions import do_set_candidates
+from surveys.forms import CandidatesForm
+from surveys.kinds import family, kind_of, linear_summary
 from surveys.models import Question, Report, Survey
 from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
@@ -125,8 +129,38 @@ def mean_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
     view["synthetic"] = synthetic(result)
 
 
-#: How each summary ("shares" or "mean", :func:`surveys.kinds.family`) fills its result card.
-SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card}
+def text_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    """Each candidate answer's estimated count and share with 95 % intervals; the ones found listed."""
+    view["candidates"] = candidate_rows(result)
+    view["found"] = [row for row in view["candidates"] if row["found"]]
+    view["text_method"] = result.text.method if result.text is not None else ""
+
+
+def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:
+    """Per candidate: count, share (count / n), standard error, 95 % interval, p-value, found."""
+    text = result.text
+    if text is None:
+        return []
+    low, high = text.interval(0.95)
+    return [
+        {
+            "label": label,
+            "count": float(text.counts[i]),
+            "share": float(text.counts[i]) / text.n,
+            "standard_error": float(text.standard_errors[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+            "share_low": float(low[i]) / text.n,
+            "share_high": float(high[i]) / text.n,
+            "p_value": float(text.p_values[i]),
+            "found": bool(text.found[i]),
+        }
+        for i, label in enumerate(text.candidates)
+    ]
+
+
+#: How each summary ("shares", "mean" or "text", :func:`surveys.kinds.family`) fills its result card.
+SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card}
 
 
 def over_time(survey: Survey) -> tuple[int, str, str]:
@@ -174,7 +208,7 @@ def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: 
     language, viewer and CSRF cookie (forms in the header carry its token). There is no
     Last-Modified: the server keeps no time finer than the hour.
     """
-    questions = [(q.pk, q.position, q.text, q.options, q.mechanism) for q in state.questions]
+    questions = [(q.pk, q.position, q.text, q.options, q.mechanism, q.candidates) for q in state.questions]
     survey_fields = (survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at))
     viewer = (request.user.pk, request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""), bool(request.htmx))
     material = repr((PAGE_VERSION, state.signature, questions, survey_fields, get_language(), viewer, parts))
@@ -235,13 +269,7 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
         return HttpResponse(status=204)
 
     def render_page() -> HttpResponse:
-        results = state.results(question)
-        cards = [result_view(r, kind, bands) for r in results]
-        card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
-        context = {"survey": survey, "kind": kind, "bands": bands, "card": card, "earlier_cards": cards[1:]}
-        context["signature"] = signature
-        context["live"] = survey.status == Survey.Status.OPEN
-        context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
+        context = question_page_context(request, survey, question, state, kind, bands)
         if request.htmx:
             return render(request, "surveys/question_results.html#question-body", context)
         return render(request, "surveys/question_results.html", context)
@@ -250,6 +278,51 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
     response = conditional(request, etag, render_page)
     patch_cache_control(response, private=True, no_cache=True)
     return response
+
+
+def question_page_context(
+    request: HttpRequest,
+    survey: Survey,
+    question: Question,
+    state: SurveyState,
+    kind: str,
+    bands: str,
+    candidates_form: CandidatesForm | None = None,
+) -> dict[str, Any]:
+    """One question's results page; a short-answer question's owner also gets its candidates form."""
+    cards = [result_view(r, kind, bands) for r in state.results(question)]
+    card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
+    if family(question.mechanism) == "text" and survey.owner_id == request.user.pk:
+        card["candidates_form"] = candidates_form or CandidatesForm(
+            initial={"candidates_text": "\n".join(question.candidates)}
+        )
+    context = {"survey": survey, "kind": kind, "bands": bands, "card": card, "earlier_cards": cards[1:]}
+    context["signature"] = state.signature
+    context["live"] = survey.status == Survey.Status.OPEN
+    context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
+    return context
+
+
+@login_required
+@require_POST
+def question_candidates(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+    """Set a short-answer question's candidate answers ("how many wrote X?"), even after reports arrived.
+
+    Candidates are not part of the randomization: changing them only changes which strings are counted.
+    """
+    question = get_question_for_owner(request.user, survey_id, question_id)
+    if family(question.mechanism) != "text":
+        raise Http404
+    form = CandidatesForm(request.POST)
+    if not form.is_valid():
+        state = SurveyState.read(question.survey, [question])
+        context = question_page_context(
+            request, question.survey, question, state, estimate_kind(request), band_kind(request), form
+        )
+        return render(request, "surveys/question_results.html", context, status=400)
+    do_set_candidates(question, form.cleaned_data["candidates_text"])
+    messages.success(request, _("Candidate answers saved."))
+    return redirect("question_results", survey_id, question_id)
 
 
 @require_GET
@@ -304,6 +377,9 @@ ESTIMATE_COLUMNS = [
     "consistent_band",
     *integrity.EXPORT_FIELDS,
     "statistic",
+    "p_value",
+    "found",
+    "found_by",
 ]
 
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
@@ -392,8 +468,27 @@ def _summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
     }
 
 
-#: How each summary ("shares" or "mean") becomes rows of the estimates export.
-SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows}
+def text_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """One row per candidate answer: its estimated count (the unbiased columns), p-value and finding."""
+    for i, row in enumerate(candidate_rows(result)):
+        yield {
+            **_common(result),
+            "statistic": "count",
+            "option_index": i,
+            "option": row["label"],
+            "unbiased": row["count"],
+            "standard_error": row["standard_error"],
+            "unbiased_low": row["low"],
+            "unbiased_high": row["high"],
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "p_value": row["p_value"],
+            "found": row["found"],
+            "found_by": result.text.method if result.text is not None else "",
+        }
+
+
+#: How each summary ("shares", "mean" or "text") becomes rows of the estimates export.
+SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows}
 
 
 @login_required
@@ -403,7 +498,8 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
     survey = get_survey_for_results(request.user, survey_id)
     rows = list(estimate_rows(survey))
     if fmt == "json":
-        response: HttpResponse = JsonResponse({"survey": survey.title, "level": 0.95, "estimates": rows})
+        payload = {"survey": survey.title, "level": 0.95, "estimates": rows, "text_tallies": text_tallies(survey)}
+        response: HttpResponse = JsonResponse(payload)
     else:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=ESTIMATE_COLUMNS)
@@ -412,6 +508,37 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="survey-{survey.pk}-estimates.{fmt}"'
     return response
+
+
+def text_tallies(survey: Survey) -> list[dict[str, Any]]:
+    """Free-text randomizations' sufficient statistics, enough to re-estimate any candidate's count.
+
+    ``per_row`` counts the reports per sketch row (RAPPOR: per cohort); ``cells`` is, per row, the
+    reports with +1 at each cell (text-cms), the signed bits per index (text-hcms) or the set bits
+    per Bloom bit (RAPPOR): :class:`ldp.textreports.TextReports`'s flat tally, reshaped.
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        for randomization in state.randomizations.get(question.pk, []):
+            mechanism = randomization.build_mechanism()
+            tally = state.tallies[randomization.pk]
+            if family(randomization.mechanism) != "text" or not tally.n:
+                continue
+            rows = mechanism.rows  # type: ignore[union-attr]
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "per_row": tally.counts[:rows].tolist(),
+                    "cells": tally.counts[rows:].reshape(rows, -1).tolist(),
+                }
+            )
+    return records
 
 
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from ldp.freetext import HadamardTextSketch
 from ldp.mechanisms.rappor import Rappor
 from ldp.text import normalize_text
 from ldp.textreports import (
@@ -21,17 +20,7 @@ WORDS = [normalize_text(t) for t in ("서울", "Busan", "대구 ", "Incheon")]
 
 
 def reports_of(mechanism, texts, rng):
-    """Reports as a browser sends them, for texts, drawn with the Python randomizer."""
-    inner = mechanism.inner
-    if isinstance(inner, Rappor):
-        cohorts = np.random.default_rng(rng).integers(0, inner.cohorts, size=len(texts))
-        bits = inner.randomize(texts, cohorts, rng=rng)
-        return [{"cohort": int(j), "bits": b.tolist()} for j, b in zip(cohorts, bits, strict=True)]
-    if isinstance(inner, HadamardTextSketch):
-        rows, indices, bits = inner.randomize(texts, rng=rng)
-        return [{"row": int(j), "index": int(i), "bit": int(b)} for j, i, b in zip(rows, indices, bits, strict=True)]
-    rows, bits = inner.randomize(texts, rng=rng)
-    return [{"row": int(j), "bits": b.tolist()} for j, b in zip(rows, bits, strict=True)]
+    return mechanism.randomize_reports(texts, rng=rng)
 
 
 def small(name, epsilon=3.0):
