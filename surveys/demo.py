@@ -2,7 +2,8 @@
 
 Two surveys with the same shape, one written in English and one in Korean, each with simulated
 respondents whose reports were randomized exactly as their browsers would have randomized them:
-three choice questions, a number question (hours, Hybrid) and a 0-10 rating (NPS, k-RR).
+three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k-RR) and a short
+answer (free text, Count Mean Sketch) with candidate answers to count.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from ldp.numeric import make_numeric_mechanism
+from ldp.text import normalize_text
+from ldp.textreports import make_text_mechanism
 from surveys import actions
 from surveys.models import Report, Survey
 from surveys.writes import add_to_tally, record_submissions
@@ -32,16 +35,20 @@ class DemoSurvey:
     description: str
     questions: list[dict[str, Any]]
     #: Per question, the share of each option among the simulated respondents' (hidden) true answers;
-    #: for a number question, the (mean, standard deviation) of their values (clipped to the range).
+    #: for a number question, the (mean, standard deviation) of their values (clipped to the range);
+    #: for a short answer, the share of each text (the rest write texts of their own, each different).
     true_shares: list[Any]
     seed: int
 
 
-def _questions(texts: list[str], options: list[list[str]], unit: str, labels: tuple[str, str]) -> list[dict[str, Any]]:
-    """The demo's five questions in one language: 5-option k-RR, yes/no k-RR, 5-option 5BitFlip,
-    hours per week on [0, 80] (Hybrid) and a 0-10 rating estimated as shares (k-RR, epsilon 2: eleven
-    points need it for 600 respondents)."""
+def _questions(
+    texts: list[str], options: list[list[str]], unit: str, labels: tuple[str, str], candidates: list[str]
+) -> list[dict[str, Any]]:
+    """The demo's six questions in one language: 5-option k-RR, yes/no k-RR, 5-option 5BitFlip,
+    hours per week on [0, 80] (Hybrid), a 0-10 rating estimated as shares (k-RR, epsilon 2: eleven
+    points need it for 600 respondents) and a short answer (text-cms, epsilon 1.5)."""
     hours = make_numeric_mechanism("hybrid", lo=0, hi=80, epsilon=1.0)
+    sketch = make_text_mechanism("text-cms", epsilon=1.5)
     shapes = [
         {"kind": "single", "epsilon": 1.0, "mechanism": "krr", "mechanism_params": {}},
         {"kind": "yes_no", "epsilon": 0.5, "mechanism": "krr", "mechanism_params": {}},
@@ -64,8 +71,15 @@ def _questions(texts: list[str], options: list[list[str]], unit: str, labels: tu
             "low_label": labels[0],
             "high_label": labels[1],
         },
+        {
+            "kind": "text",
+            "epsilon": sketch.epsilon,
+            "mechanism": "text-cms",
+            "mechanism_params": sketch.params(),
+            "candidates": [normalize_text(c) for c in candidates],
+        },
     ]
-    options = [*options, [], [str(point) for point in range(11)]]
+    options = [*options, [], [str(point) for point in range(11)], []]
     return [
         {"text": text, "options": choices, **shape} for text, choices, shape in zip(texts, options, shapes, strict=True)
     ]
@@ -77,7 +91,7 @@ RATING_SHARES = [0.02, 0.02, 0.03, 0.04, 0.05, 0.09, 0.1, 0.17, 0.2, 0.16, 0.12]
 
 ENGLISH = DemoSurvey(
     title="Workplace pulse (demo)",
-    description="A five-question pulse survey. Every answer is randomized in your browser.",
+    description="A six-question pulse survey. Every answer is randomized in your browser.",
     questions=_questions(
         [
             "How satisfied are you with your team?",
@@ -85,6 +99,7 @@ ENGLISH = DemoSurvey(
             "Which change would help you most?",
             "How many hours did you work last week?",
             "How likely are you to recommend this team to a friend?",
+            "Which tool do you use most to talk with your team?",
         ],
         [
             ["Very dissatisfied", "Dissatisfied", "Neutral", "Satisfied", "Very satisfied"],
@@ -93,6 +108,7 @@ ENGLISH = DemoSurvey(
         ],
         unit="hours",
         labels=("Not at all likely", "Extremely likely"),
+        candidates=["Slack", "Email", "Teams", "Phone"],
     ),
     true_shares=[
         [0.05, 0.15, 0.25, 0.40, 0.15],
@@ -100,13 +116,14 @@ ENGLISH = DemoSurvey(
         [0.35, 0.25, 0.1, 0.2, 0.1],
         (42.0, 8.0),
         RATING_SHARES,
+        {"Slack": 0.45, "email": 0.25, "Zoom": 0.1},
     ],
     seed=2026,
 )
 
 KOREAN = DemoSurvey(
     title="우리 팀 분위기 조사 (데모)",
-    description="다섯 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
+    description="여섯 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
     questions=_questions(
         [
             "지금 팀에 얼마나 만족하시나요?",
@@ -114,6 +131,7 @@ KOREAN = DemoSurvey(
             "어떤 변화가 가장 도움이 될까요?",
             "지난주에 몇 시간 일하셨나요?",
             "이 팀을 친구에게 추천할 가능성은 얼마나 되나요?",
+            "팀원과 이야기할 때 가장 많이 쓰는 도구는 무엇인가요?",
         ],
         [
             ["매우 불만족", "불만족", "보통", "만족", "매우 만족"],
@@ -122,6 +140,7 @@ KOREAN = DemoSurvey(
         ],
         unit="시간",
         labels=("전혀 추천하지 않음", "매우 추천함"),
+        candidates=["카카오톡", "슬랙", "이메일", "전화"],
     ),
     true_shares=[
         [0.04, 0.12, 0.34, 0.38, 0.12],
@@ -129,6 +148,7 @@ KOREAN = DemoSurvey(
         [0.4, 0.15, 0.1, 0.25, 0.1],
         (45.0, 9.0),
         RATING_SHARES,
+        {"카카오톡": 0.5, "슬랙": 0.2, "줌": 0.1},
     ],
     seed=2027,
 )
@@ -167,18 +187,26 @@ def load_demo() -> list[tuple[Survey, bool]]:
 
 
 @transaction.atomic
-def simulate_responses(survey: Survey, true_shares: list[list[float]], respondents: int, seed: int) -> None:
+def simulate_responses(survey: Survey, true_shares: list[Any], respondents: int, seed: int) -> None:
     """Store reports of simulated respondents, randomized exactly as their browsers would."""
     rng = np.random.default_rng(seed)
     submissions = record_submissions(survey, [None] * respondents)
     for question, shares in zip(survey.questions.all(), true_shares, strict=True):
         randomization = actions.sync_randomization(question)
-        if question.kind == "numeric":  # (mean, standard deviation) of whole numbers in the range
-            mean, sd = shares
-            truth = np.clip(np.rint(rng.normal(mean, sd, respondents)), question.range_low, question.range_high)
+        mechanism = randomization.build_mechanism()
+        if question.kind == "text":  # the named texts, and everyone else a text of their own
+            named = list(shares)
+            rest = 1 - sum(shares.values())
+            drawn = rng.choice(len(named) + 1, size=respondents, p=[*shares.values(), rest])
+            texts = [normalize_text(named[d]) if d < len(named) else f"other {i}" for i, d in enumerate(drawn)]
+            packed = [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
         else:
-            truth = rng.choice(len(shares), size=respondents, p=shares)
-        packed = [row.tobytes() for row in randomization.build_mechanism().randomize(truth, rng=rng)]
+            if question.kind == "numeric":  # (mean, standard deviation) of whole numbers in the range
+                mean, sd = shares
+                truth = np.clip(np.rint(rng.normal(mean, sd, respondents)), question.range_low, question.range_high)
+            else:
+                truth = rng.choice(len(shares), size=respondents, p=shares)
+            packed = [row.tobytes() for row in mechanism.randomize(truth, rng=rng)]
         Report.objects.bulk_create(
             Report(submission=submission, question=question, randomization=randomization, packed=report)
             for submission, report in zip(submissions, packed, strict=True)

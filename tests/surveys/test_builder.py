@@ -86,7 +86,8 @@ def test_yes_no_questions_get_two_options(organizer_client, survey):
         ({"mechanism": "dbitflip", "d": "0"}, "greater than or equal to 1"),
         ({"mechanism": "cms", "width": "1"}, "greater than or equal to 2"),
         ({"mechanism": "cms", "hash_count": "5000"}, "less than or equal to 1024"),
-        ({"mechanism": "rappor"}, "Select a valid choice"),
+        ({"mechanism": "nonsense"}, "Select a valid choice"),
+        ({"mechanism": "rappor"}, "This estimate needs a mechanism for choices"),
         ({"text": ""}, "This field is required"),
     ],
 )
