@@ -76,8 +76,11 @@ def rappor_for_epsilon(
     """RAPPOR whose one report has exactly ``epsilon``: symmetric IRR p = 1 - q chosen from it.
 
     With p = 1 - q, p* = 1 - q* and epsilon_1 = 2h ln(q* / (1 - q*)), so q* = 1 / (1 + e^(-epsilon/(2h)))
-    and q = 1/2 + (q* - 1/2) / (1 - f). That needs q <= 1, i.e. f <= 2 (1 - q*): above
-    epsilon_inf(f) the permanent layer is made lighter (f = 2 (1 - q*), and q = 1).
+    and q = 1/2 + (q* - 1/2) / (1 - f). That needs q <= 1, i.e. f <= 2 (1 - q*). When f is smaller
+    the given f is kept (q < 1); otherwise (epsilon at or above epsilon_inf(f): 4.39 for the seed's
+    f = 0.5 and h = 2) the permanent layer is lightened to f = 1 - q*, so that every report still
+    carries fresh noise: q = 1/2 + (q* - 1/2) / q* < 1, p > 0, and epsilon_inf = 2h ln((1 + q*) /
+    (1 - q*)) > epsilon.
 
     >>> r = rappor_for_epsilon(2 * 2 * math.log(5 / 3))  # seed 004, Fig. 3: p = 0.25, q = 0.75
     >>> round(r.p, 12), round(r.q, 12), round(r.epsilon_one_report(), 12) == round(4 * math.log(5 / 3), 12)
@@ -85,8 +88,9 @@ def rappor_for_epsilon(
     """
     epsilon = check_epsilon(epsilon)
     q_star = 1 / (1 + math.exp(-epsilon / (2 * hash_count)))
-    f = min(f, 2 * (1 - q_star))
-    q = min(1.0, 0.5 + (q_star - 0.5) / (1 - f))
+    if f >= 2 * (1 - q_star):
+        f = 1 - q_star
+    q = 0.5 + (q_star - 0.5) / (1 - f)
     return Rappor(bits=bits, hash_count=hash_count, cohorts=cohorts, f=f, p=1 - q, q=q)
 
 

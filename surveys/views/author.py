@@ -24,10 +24,18 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from ldp.advisor import recommend
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import recommend_mean
+from ldp.textreports import TextReports
 from surveys import actions
 from surveys.access import get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
-from surveys.forms import DEFAULT_EPSILON_CAP, QuestionForm, SignUpForm, SurveyForm, question_cost
+from surveys.forms import (
+    DEFAULT_EPSILON_CAP,
+    DEFAULT_TEXT_MECHANISM,
+    QuestionForm,
+    SignUpForm,
+    SurveyForm,
+    question_cost,
+)
 from surveys.models import Account, Question, Survey
 from surveys.qr import qr_svg
 from surveys.ratelimits import rate_limited
@@ -332,6 +340,9 @@ def recommended_form(data: QueryDict, survey: Survey, question: Question | None)
         updated["mechanism"] = recommend_mean(
             built.lo, built.hi, built.epsilon, survey.expected_respondents
         ).best.mechanism
+        return QuestionForm(updated, survey=survey, question=question)
+    if isinstance(built, TextReports):  # short answers: the sketch (DEFAULT_TEXT_MECHANISM's reasons)
+        updated["mechanism"] = DEFAULT_TEXT_MECHANISM
         return QuestionForm(updated, survey=survey, question=question)
     best = recommend(len(probe.cleaned_data["options"]), built.epsilon, survey.expected_respondents).best
     updated["mechanism"] = best.mechanism

@@ -79,7 +79,15 @@ const SMALL = [
   { mechanism: "rappor", bits: 6, hash_count: 2, cohorts: 1, f: 0.5, p: 0.25, q: 0.75 },
   { mechanism: "rappor", bits: 6, hash_count: 3, cohorts: 1, f: 0.25, p: 0.5, q: 0.75 },
   { mechanism: "rappor", bits: 4, hash_count: 1, cohorts: 1, f: 0.8, p: 0.1, q: 0.6 },
+  // What a short-answer question stores for epsilon 2 and 8 (ldp.textreports.rappor_for_epsilon, h = 2,
+  // Python's reprs); above epsilon_inf(0.5) = 4.39 the permanent layer is lightened to f = 1 - q*.
+  { mechanism: "rappor", bits: 6, hash_count: 2, cohorts: 1, f: 0.5, p: 0.2550813375962908, q: 0.7449186624037092, stated: 2 },
+  { mechanism: "rappor", bits: 6, hash_count: 2, cohorts: 1, f: 0.11920292202211769, p: 0.0676676416183064, q: 0.9323323583816936, stated: 8 },
 ];
+
+test("the RAPPOR a short-answer question chooses from its epsilon gives exactly that epsilon", () => {
+  for (const spec of SMALL.filter((s) => s.stated)) assertClose(assert, epsilonOneReport(spec), spec.stated, 1e-12);
+});
 
 for (const spec of SMALL) {
   const name = `bits ${spec.bits}, h ${spec.hash_count}, f ${spec.f}, p ${spec.p}, q ${spec.q}`;

@@ -50,8 +50,8 @@ def test_the_flat_tally_holds_the_inner_statistics_and_adds_up(name):
 def test_rappor_chosen_from_epsilon_has_exactly_that_epsilon(epsilon):
     rappor = rappor_for_epsilon(epsilon)
     assert math.isclose(rappor.epsilon_one_report(), epsilon, rel_tol=1e-12)
-    assert rappor.epsilon_infinity() >= epsilon - 1e-12
-    assert 0 < rappor.f <= 0.5 and 0 <= rappor.p < rappor.q <= 1
+    assert rappor.epsilon_infinity() > epsilon
+    assert 0 < rappor.f <= 0.5 and 0 < rappor.p < rappor.q < 1
     # Stored parameters rebuild it, and must agree with the stated epsilon.
     rebuilt = make_text_mechanism("rappor", epsilon=epsilon, **rappor.params())
     assert rebuilt.params() == rappor.params()

@@ -293,3 +293,27 @@ def test_a_question_with_too_few_reports_says_so(organizer_client, organizer):
     html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk])).content.decode()
     assert "data-too-few" in html and "Too few responses to count answers" in html
     assert Question.objects.get(pk=question.pk).kind == "text"
+
+
+def test_recommend_picks_the_sketch_for_a_short_answer(organizer_client, organizer):
+    survey = make_survey(organizer)
+    response = add(organizer_client, survey, mechanism="rappor", action="recommend")
+    assert response.status_code == 200
+    assert '<option value="text-cms" selected>' in response.content.decode()
+    assert not survey.questions.exists()
+
+
+def test_candidates_can_be_given_on_the_results_page_before_any_report(organizer_client, organizer):
+    survey = make_survey(organizer)
+    question = make_text_question(survey)
+    actions.do_open_survey(survey)
+    html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk])).content.decode()
+    assert "No reports yet." in html and "data-candidates-form" in html
+    url = reverse("question_candidates", args=[survey.pk, question.pk])
+    response = organizer_client.post(url, {"candidates_text": "x" * 201})
+    assert response.status_code == 400 and "at most 200 characters" in response.content.decode()
+
+
+def test_the_transparency_page_publishes_the_text_specs(client, survey):
+    html = client.get(reverse("transparency", args=[survey.slug])).content.decode()
+    assert "text-cms" in html and "rappor" in html
