@@ -317,3 +317,32 @@ def test_candidates_can_be_given_on_the_results_page_before_any_report(organizer
 def test_the_transparency_page_publishes_the_text_specs(client, survey):
     html = client.get(reverse("transparency", args=[survey.slug])).content.decode()
     assert "text-cms" in html and "rappor" in html
+
+
+def test_the_builder_card_and_the_answer_page_describe_a_short_answer(client, organizer_client, survey):
+    actions.do_set_candidates(survey.questions.get(mechanism="rappor"), ["서울", "부산"])
+    html = " ".join(organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode().split())
+    assert html.count("A short answer in the respondent's own words") == 3
+    assert "2 candidate answers to count" in html and "RAPPOR (Google)" in html
+    page = " ".join(client.get(reverse("respond", args=[survey.slug])).content.decode().split())
+    assert page.count("the text itself never leaves this page") == 3
+    assert page.count("chance you wrote a given answer") == 3
+
+
+def test_the_preview_checks_text_reports_and_stores_nothing(organizer_client, survey):
+    cms = survey.questions.filter(kind="text").first()
+    body = {"reports": [{"question": cms.pk, "version": 0, "report": {"row": 1, "bits": [0, 1] * 8}}]}
+    url = reverse("survey_preview_check", args=[survey.pk])
+    response = organizer_client.post(url, json.dumps(body), content_type="application/json")
+    assert response.status_code == 200 and response.json()["receipt"][0]["stored"]["row"] == 1
+    body["reports"][0]["report"] = {"row": 1, "bits": [0, 1] * 7}
+    response = organizer_client.post(url, json.dumps(body), content_type="application/json")
+    assert response.status_code == 400 and "bits must have 16 entries" in response.json()["error"]
+    assert not Report.objects.exists()
+
+
+def test_a_duplicated_survey_keeps_the_short_answers_and_their_candidates(survey):
+    actions.do_set_candidates(survey.questions.get(mechanism="rappor"), ["서울"])
+    copy = actions.do_duplicate_survey(survey)
+    question = copy.questions.get(mechanism="rappor")
+    assert (question.kind, question.candidates) == ("text", ["서울"])
