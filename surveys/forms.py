@@ -344,9 +344,8 @@ class QuestionForm(forms.Form):
         try:
             if estimate == "text":
                 built = make_text_mechanism(data["mechanism"], epsilon=data["epsilon"])
-                # The shape (and RAPPOR's probabilities) are frozen with the question; RAPPOR's stated
-                # epsilon is the exact one of its parameters.
-                params, data["epsilon"] = built.params(), built.epsilon
+                # The shape (and RAPPOR's probabilities, chosen from epsilon) are frozen with the question.
+                params = built.params()
             elif value_range is None:
                 built: Any = ldp.make_mechanism(
                     data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params

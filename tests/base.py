@@ -106,7 +106,7 @@ def make_text_question(survey: Survey, mechanism: str = "text-cms", epsilon: flo
         "text": "Which city?",
         "kind": "text",
         "options": [],
-        "epsilon": built.epsilon,
+        "epsilon": epsilon,
         "mechanism": mechanism,
         "mechanism_params": built.params(),
         **fields,

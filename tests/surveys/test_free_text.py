@@ -346,3 +346,20 @@ def test_a_duplicated_survey_keeps_the_short_answers_and_their_candidates(survey
     copy = actions.do_duplicate_survey(survey)
     question = copy.questions.get(mechanism="rappor")
     assert (question.kind, question.candidates) == ("text", ["서울"])
+
+
+def test_a_rappor_question_with_reports_can_be_reworded_without_a_new_randomization(organizer_client, organizer):
+    survey = make_survey(organizer)
+    add(organizer_client, survey, mechanism="rappor", epsilon="2.5")
+    question = survey.questions.get()
+    actions.do_open_survey(survey)
+    make_text_reports(question, ["서울"] * 5, seed=2)
+    version = question.current_randomization().version
+    response = organizer_client.post(
+        reverse("question_edit", args=[survey.pk, question.pk]),
+        {"text": "Which city, really?", "candidates_text": "서울"},
+    )
+    assert response.status_code == 302, response.content.decode()
+    question.refresh_from_db()
+    assert (question.text, question.epsilon, question.candidates) == ("Which city, really?", 2.5, ["서울"])
+    assert question.current_randomization().version == version
