@@ -22,7 +22,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 #: Latin-script words a Korean page may show: names, acronyms and notation, never sentences.
 ALLOWED_LATIN = {
-    "Murmur", "Apple", "Microsoft", "RAPPOR", "dBitFlip", "BitMean", "Norm", "Sub", "Duchi", "Piecewise",
+    "Murmur", "Apple", "Microsoft", "Google", "RAPPOR", "dBitFlip", "BitMean", "Norm", "Sub", "Duchi", "Piecewise",
     "Hybrid", "Laplace", "Gaussian", "GDP", "Hadamard", "NPS", "CSV", "JSON", "SHA", "OUE", "SUE", "OLH", "CMS",
     "HCMS", "RR", "QR", "Asia", "Seoul", "UTC", "GMT", "AM", "PM", "ID", "URL", "EMS", "k-RR", "Norm-Sub",
     "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
