@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -131,9 +132,19 @@ def mean_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
 
 def text_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
     """Each candidate answer's estimated count and share with 95 % intervals; the ones found listed."""
-    view["candidates"] = candidate_rows(result)
-    view["found"] = [row for row in view["candidates"] if row["found"]]
+    rows = view["candidates"] = candidate_rows(result)
+    view["found"] = [row for row in rows if row["found"]]
     view["text_method"] = result.text.method if result.text is not None else ""
+    if rows:
+        labels = [row["label"] for row in rows]
+        parts = [randomization_digest(result.randomization), result.digest, _digest(json.dumps(labels))]
+        key = f"murmur:text-chart:{charts.CHART_VERSION}:" + ":".join([*parts, get_language()])
+        svg = cache.get(key)
+        if svg is None:
+            shares = np.array([[row["share"], row["share_low"], row["share_high"]] for row in rows]).T
+            svg = charts.estimate_bars(labels, *shares)
+            cache.set(key, svg, CACHE_SECONDS)
+        view["chart"] = svg
 
 
 def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:

@@ -221,6 +221,7 @@ def test_candidates_given_after_the_reports_find_the_frequent_answers(organizer_
     assert set(rows) == {"서울", "busan", "대구", "incheon", "제주"}
     assert 'class="found"' in rows["서울"] and 'class="found"' not in rows["제주"]
     assert "Benjamini–Hochberg" in html and "can only count answers you name" in html
+    assert html.count("<svg") >= 1 and "busan" in html.split("<svg")[1]
     dashboard = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
     assert "“서울”" in dashboard.split("data-found>")[1].split("</p>")[0]
     assert "data-candidates-form" not in dashboard
