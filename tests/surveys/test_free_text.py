@@ -364,3 +364,11 @@ def test_a_rappor_question_with_reports_can_be_reworded_without_a_new_randomizat
     question.refresh_from_db()
     assert (question.text, question.epsilon, question.candidates) == ("Which city, really?", 2.5, ["서울"])
     assert question.current_randomization().version == version
+
+
+def test_the_results_of_a_short_answer_speak_korean(organizer_client, answered):
+    survey, question = answered
+    actions.do_set_candidates(question, ["서울", "제주"])
+    html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk]), **KOREAN).content.decode()
+    assert "후보 가운데 발견된 답:" in html and "Benjamini–Hochberg 절차" in html and "이 답들 세기" in html
+    assert "Found among the candidates" not in html and "can only count answers you name" not in html
