@@ -310,15 +310,21 @@ class Rappor:
     def bit_estimates(self, counts: BitCounts) -> tuple[np.ndarray, np.ndarray]:
         """(t_ij / N_j, its standard deviation) for cohorts with reports: true-bit shares per cohort.
 
-        Shape (cohorts with reports, bits) each; r = c / N_j is kept within [1/(2 N_j), 1 - 1/(2 N_j)]
-        so that no variance is zero.
+        Shape (cohorts with reports, bits) each. The deviation takes r, the share of reports with
+        bit i set, pooled over all cohorts (kept within [1/(2 N), 1 - 1/(2 N)] so that no variance
+        is zero), not each cell's own c_ij / N_j: weights made from a cell's own count are
+        correlated with it and bias the weighted fit. With a few dozen reports per cohort the
+        per-cell weights put absent candidates about 3 standard errors below zero on average
+        (measured: 60 simulated surveys of 1,550 reports, 64 cohorts, epsilon_1 = 4); pooled,
+        the errors' z-scores have mean 0 and standard deviation 1 within sampling error.
         """
         used = counts.reports > 0
         reports = counts.reports[used][:, None].astype(float)
         p_star, q_star = self.report_one
         shares = (counts.ones[used] / reports - p_star) / (q_star - p_star)
-        observed = np.clip(counts.ones[used] / reports, 0.5 / reports, 1 - 0.5 / reports)
-        return shares, np.sqrt(observed * (1 - observed) / reports) / (q_star - p_star)
+        total = float(reports.sum())
+        pooled = np.clip(counts.ones[used].sum(axis=0) / total, 0.5 / total, 1 - 0.5 / total)
+        return shares, np.sqrt(pooled * (1 - pooled) / reports) / (q_star - p_star)
 
 
 @lru_cache(maxsize=16)
