@@ -23,8 +23,9 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.estimates import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
+from ldp.mechanisms.base import Tally
 
-__all__ = ["SharesEstimate", "all_sets", "check_max_choices", "check_sets"]
+__all__ = ["SharesEstimate", "StoredReports", "all_sets", "check_max_choices", "check_sets"]
 
 #: Options of a multi-select question (each option is one bit of the report or one item of the
 #: padded domain, which must stay within k-RR's 256 values).
@@ -134,6 +135,28 @@ def share_bands(unit_variances: np.ndarray, estimate: np.ndarray, n: int, count:
     per_option = affine_unified_interval(a, b, estimate, n)
     joint = simultaneous_bands(unit_variances, estimate, n, count=count)
     return per_option, joint
+
+
+class StoredReports:
+    """What a stored question needs beside ``tally``: its reports as an array, an empty tally.
+
+    Packed reports are ``report_width`` bytes each (as every ``ldp`` mechanism stores them), so
+    a survey keeps, sums and reads a multi-select question's tally exactly like any other.
+    """
+
+    report_width: int
+
+    def tally(self, packed: np.ndarray) -> Tally:
+        raise NotImplementedError
+
+    def unpack_many(self, buffer: bytes) -> np.ndarray:
+        """Packed reports concatenated into ``buffer``, as an (n, report_width) uint8 array."""
+        if len(buffer) % self.report_width:
+            raise ValueError(f"buffer length {len(buffer)} is not a multiple of {self.report_width}")
+        return np.frombuffer(buffer, dtype=np.uint8).reshape(-1, self.report_width)
+
+    def empty_tally(self) -> Tally:
+        return self.tally(np.zeros((0, self.report_width), dtype=np.uint8))
 
 
 def spec_header(name: str, k: int, max_choices: int, epsilon: float) -> dict[str, Any]:

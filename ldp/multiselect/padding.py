@@ -53,7 +53,15 @@ from ldp.estimates import Interval, project_onto_simplex
 from ldp.mechanisms.base import Mechanism, Tally, check_options
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
-from ldp.multiselect.base import SharesEstimate, all_sets, check_max_choices, check_sets, share_bands, spec_header
+from ldp.multiselect.base import (
+    SharesEstimate,
+    StoredReports,
+    all_sets,
+    check_max_choices,
+    check_sets,
+    share_bands,
+    spec_header,
+)
 from ldp.privacy import check_epsilon
 
 __all__ = ["PaddingAndSampling", "padded_items"]
@@ -91,7 +99,7 @@ def padded_items(sets: np.ndarray, max_choices: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class PaddingAndSampling:
+class PaddingAndSampling(StoredReports):
     """Padding-and-sampling with a k-RR (``oracle="krr"``) or OLH oracle over k + l items.
 
     >>> m = PaddingAndSampling(k=4, epsilon=1.0, max_choices=2)

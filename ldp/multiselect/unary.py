@@ -53,7 +53,15 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from ldp.mechanisms.base import InvalidReport, Tally, require_bits, require_fields
-from ldp.multiselect.base import SharesEstimate, all_sets, check_max_choices, check_sets, share_bands, spec_header
+from ldp.multiselect.base import (
+    SharesEstimate,
+    StoredReports,
+    all_sets,
+    check_max_choices,
+    check_sets,
+    share_bands,
+    spec_header,
+)
 from ldp.privacy import binary_keep_probability, check_epsilon
 
 __all__ = ["SetUnaryEncoding", "set_log_ratio"]
@@ -74,7 +82,7 @@ def set_log_ratio(p: float, q: float, k: int, max_choices: int) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class SetUnaryEncoding:
+class SetUnaryEncoding(StoredReports):
     """Bitwise randomized response over the options of a multi-select question.
 
     ``variant`` is ``"sue"`` (symmetric) or ``"oue"`` (optimized); ``max_choices`` (l) defaults

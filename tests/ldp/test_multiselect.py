@@ -41,6 +41,21 @@ def test_reports_round_trip_and_tally(name):
     assert mechanism.tally(packed).n == 50
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_reports_unpack_from_one_buffer_and_tally_as_every_mechanism_does(name):
+    """What a survey stores: reports concatenated, read back as rows; the empty tally has the tally's cells."""
+    mechanism = make_set_mechanism(name, k=10, epsilon=1.0, max_choices=3)  # unary reports: 2 bytes
+    packed = mechanism.randomize(population(10, 3, 40), rng=5)
+    rows = mechanism.unpack_many(packed.tobytes())
+    assert np.array_equal(rows, packed)
+    assert np.array_equal(mechanism.tally(rows).counts, mechanism.tally(packed).counts)
+    empty = mechanism.empty_tally()
+    assert empty.n == 0 and empty.counts.shape == mechanism.tally(packed).counts.shape and not empty.counts.any()
+    if mechanism.report_width > 1:  # one-byte reports (padding-krr) make every buffer length valid
+        with pytest.raises(ValueError, match="not a multiple"):
+            mechanism.unpack_many(packed.tobytes()[:-1])
+
+
 def test_unary_reports_are_validated():
     mechanism = SetUnaryEncoding(k=5, epsilon=1.0, max_choices=2)
     for bad, message in [
