@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 
 from ldp.advisor import Z_95, Recommendation, expected_half_width, recommend
 from ldp.mechanisms import KRandomizedResponse, Mechanism
+from ldp.multiselect import PaddingAndSampling, SetRecommendation, SetUnaryEncoding, recommend_multiselect
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import MeanRecommendation, recommend_mean
 from ldp.privacy import posterior_bound
@@ -229,8 +230,80 @@ class TextCost(PrivacyStatement):
         return respondents_for(self.half_width, READABLE_HALF_WIDTH, max(self.n, 1))
 
 
-def cost_of(mechanism: Mechanism | NumericMechanism | TextReports, n: int, unit: str = "", advice: str = "") -> Any:
-    """The cost description of any mechanism: :class:`MeanCost` for numeric ones, :class:`TextCost` for text."""
+@dataclass(frozen=True)
+class SetCost(QuestionCost):
+    """A multi-select mechanism's cost at n respondents: the expected 95 % half-width of each option's share.
+
+    The half-width is the advisor's (:func:`ldp.multiselect.recommend_multiselect`): the widest
+    option's, at a reference population that chooses l / 2 options on average, spread evenly.
+    There is no single answer to guess (a set is chosen), so the guess figures of one choice are None.
+    """
+
+    mechanism: Any
+    is_set = True
+    report_is_answer_probability = None
+    guess_probability = None
+
+    @property
+    def max_choices(self) -> int:
+        return self.mechanism.ell
+
+    @cached_property
+    def recommendation(self) -> SetRecommendation:  # type: ignore[override]
+        return recommend_multiselect(self.k, self.max_choices, self.epsilon, max(self.n, 1))
+
+    @cached_property
+    def half_width(self) -> float:
+        name = self.mechanism.mechanism_name
+        return next(c.half_width for c in self.recommendation.ranking if c.mechanism == name)
+
+    @property
+    def explanation(self) -> str:
+        """How the browser randomizes a set, in one sentence for the respondent."""
+        from surveys.models import Question
+
+        label = Question.MechanismName(self.mechanism.mechanism_name).label
+        if isinstance(self.mechanism, SetUnaryEncoding):
+            return str(SET_UNARY_EXPLANATION) % {"mechanism": label}
+        return str(SET_PADDING_EXPLANATION) % {"mechanism": label, "l": self.max_choices}
+
+    @property
+    def why(self) -> str:
+        """The advisor's choice in one sentence: the narrowest band at this k, l and ε, and the runner-up."""
+        from surveys.models import Question
+
+        best, runner_up = self.recommendation.ranking[:2]
+        return str(SET_ADVISOR_WHY) % {
+            "mechanism": Question.MechanismName(best.mechanism).label,
+            "k": self.k,
+            "l": self.max_choices,
+            "epsilon": f"{self.epsilon:g}",
+            "width": points(best.half_width),
+            "other": Question.MechanismName(runner_up.mechanism).label,
+            "other_width": points(runner_up.half_width),
+        }
+
+
+SET_ADVISOR_WHY = gettext_lazy(
+    "Automatic picks %(mechanism)s: for %(k)s options of which at most %(l)s may be chosen, at ε = %(epsilon)s "
+    "it gives the narrowest error band for each option's share (± %(width)s points), ahead of %(other)s "
+    "(± %(other_width)s)."
+)
+SET_UNARY_EXPLANATION = gettext_lazy(
+    "Your browser marks every option yes or no and flips each mark at random before sending "
+    "(%(mechanism)s), so any option may look chosen or not, whatever you chose."
+)
+SET_PADDING_EXPLANATION = gettext_lazy(
+    "Your browser fills your choices up to %(l)s with blanks, keeps one of them at random and sends it "
+    "randomized (%(mechanism)s), so the report may name an option you did not choose."
+)
+
+
+def cost_of(mechanism: Any, n: int, unit: str = "", advice: str = "") -> Any:
+    """The cost description of any mechanism: :class:`MeanCost` for numeric ones, :class:`TextCost` for
+    text, :class:`SetCost` for multi-select."""
+    if isinstance(mechanism, (SetUnaryEncoding, PaddingAndSampling)):
+        return SetCost(mechanism, n, advice)
     if isinstance(mechanism, NumericMechanism):
         return MeanCost(mechanism, n, unit, advice)
     if isinstance(mechanism, TextReports):

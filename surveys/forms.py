@@ -23,7 +23,7 @@ from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
 from surveys.costs import cost_of
 from surveys.kinds import KindError, clean_candidates, kind_of
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, build_mechanism
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
@@ -246,6 +246,16 @@ class QuestionForm(forms.Form):
             "They are normalized like answers (case, spaces, Unicode) and can be changed after reports arrive."
         ),
     )
+    max_choices = forms.IntegerField(
+        label=_("Most options one may choose"),
+        required=False,
+        min_value=1,
+        max_value=MAX_OPTIONS,
+        help_text=_(
+            "Multi-select questions: leave empty to let respondents choose any number of options. A small "
+            "maximum makes each share more precise at the same ε."
+        ),
+    )
     scale = forms.ChoiceField(
         label=_("Rating scale"), choices=[("", "—"), *Question.Scale.choices], required=False, initial="1-5"
     )
@@ -271,6 +281,7 @@ class QuestionForm(forms.Form):
         "bins",
         "scale",
         "rating_estimate",
+        "max_choices",
     )
 
     def __init__(self, *args: Any, survey: Survey, question: Question | None = None, **kwargs: Any) -> None:
@@ -333,23 +344,27 @@ class QuestionForm(forms.Form):
         if data["mechanism"] not in kind.mechanisms(estimate):
             self.add_error("mechanism", MECHANISM_FITS[estimate])
             return data
-        if estimate == "text":
-            params: dict[str, Any] | None = {}
-        elif value_range is None:
-            params = self._clean_params(data)
-            if params is None:
-                return data
-        else:
-            params = {"lo": value_range[0], "hi": value_range[1]}
-        try:
+        params = kind.mechanism_params(data)  # None unless the kind fixes them (a multi-select question's l)
+        fixed_by_kind = params is not None
+        if params is None:
             if estimate == "text":
+                params = {}
+            elif value_range is None:
+                params = self._clean_params(data)
+                if params is None:
+                    return data
+            else:
+                params = {"lo": value_range[0], "hi": value_range[1]}
+        built: Any
+        try:
+            if fixed_by_kind:
+                built = build_mechanism(data["mechanism"], len(data["options"]), data["epsilon"], params)
+            elif estimate == "text":
                 built = make_text_mechanism(data["mechanism"], epsilon=data["epsilon"])
                 # The shape (and RAPPOR's probabilities, chosen from epsilon) are frozen with the question.
                 params = built.params()
             elif value_range is None:
-                built: Any = ldp.make_mechanism(
-                    data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params
-                )
+                built = ldp.make_mechanism(data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params)
             else:
                 built = make_numeric_mechanism(data["mechanism"], epsilon=data["epsilon"], **params)
                 params = {**params, **built.params()}  # the grid (and delta) are frozen with the range
@@ -370,6 +385,9 @@ class QuestionForm(forms.Form):
 
     def _advised_mechanism(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> str:
         """The advisor's mechanism for these options (or range), epsilon and the expected n; sets its knobs."""
+        advised = kind_of(data["kind"]).advised_mechanism(data, self.survey.expected_respondents)
+        if advised is not None:
+            return advised
         if value_range is not None:
             return recommend_mean(*value_range, data["epsilon"], self.survey.expected_respondents).best.mechanism
         if data["kind"] == Question.Kind.FREE_TEXT:
@@ -485,6 +503,10 @@ class CandidatesForm(forms.Form):
 MECHANISM_FITS = {
     "shares": _("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers."),
     "mean": _("A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."),
+    "multi": _(
+        "A multi-select question needs a mechanism for sets of options: a unary encoding of the set, or "
+        "padding and sampling."
+    ),
     "text": _(
         "A short answer needs a mechanism for text: a Count Mean Sketch of the text, its Hadamard variant, or RAPPOR."
     ),
@@ -518,4 +540,11 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "d": question.mechanism_params.get("d"),
         "hash_count": question.mechanism_params.get("hash_count", 512),
         "width": question.mechanism_params.get("width", 128),
+        "max_choices": limited_choices(question),
     }
+
+
+def limited_choices(question: Question) -> int | None:
+    """A multi-select question's maximum number of choices, or None when it has none (l = k)."""
+    limit = question.mechanism_params.get("max_choices")
+    return None if limit == question.k else limit

@@ -19,7 +19,11 @@ rating question may use either: the organizer picks which (``Question.rating_est
 ``bins`` the shares of equal-width ranges through a categorical mechanism. A short-answer (free
 text) question reports hashed, normalized strings (``ldp.textreports``: text-cms, text-hcms or
 RAPPOR); its summary is the "text" family: candidate strings the organizer queries afterwards,
-each with its estimated count (``templates/surveys/kinds/text_result.html``).
+each with its estimated count (``templates/surveys/kinds/text_result.html``). A multi-select
+("choose all that apply") question reports a set of at most l of its options
+(``ldp.multiselect``: unary encodings of the set, or padding-and-sampling); its summary is the
+"multi" family: each option's share of respondents and the mean number of options chosen
+(``templates/surveys/kinds/multi_result.html``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from django.utils.translation import gettext_lazy
 
 from ldp.advisor import Z_95, recommend
 from ldp.estimates import FrequencyEstimate
+from ldp.multiselect import SET_MECHANISMS, recommend_multiselect
 from ldp.numeric import NUMERIC_MECHANISMS
 from ldp.text import MAX_TEXT_LENGTH, candidate_list
 from ldp.textreports import TEXT_MECHANISMS
@@ -55,9 +60,12 @@ class KindError(ValueError):
 
 
 def family(mechanism: str) -> str:
-    """ "mean" for the numeric mechanisms, "text" for the free-text ones, "shares" for the categorical ones."""
+    """ "mean" for the numeric mechanisms, "text" for the free-text ones, "multi" for the multi-select
+    ones, "shares" for the categorical ones."""
     if mechanism in TEXT_MECHANISMS:
         return "text"
+    if mechanism in SET_MECHANISMS:
+        return "multi"
     return "mean" if mechanism in NUMERIC_MECHANISMS else "shares"
 
 
@@ -77,7 +85,8 @@ class QuestionKind:
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""
         wanted = (estimate,) if estimate else self.families
-        return tuple(m for m in (*CATEGORICAL_MECHANISMS, *NUMERIC, *TEXT_MECHANISMS) if family(m) in wanted)
+        every = (*CATEGORICAL_MECHANISMS, *NUMERIC, *TEXT_MECHANISMS, *SET_MECHANISMS)
+        return tuple(m for m in every if family(m) in wanted)
 
     def estimate_family(self, data: dict[str, Any]) -> str:
         """Which family the builder's data asks for ("shares" unless the kind says otherwise)."""
@@ -94,6 +103,14 @@ class QuestionKind:
     def advice(self, scale: str, k: int, epsilon: float, n: int) -> str:
         """A sentence the builder shows under the question's costs (empty: none)."""
         return ""
+
+    def mechanism_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """The randomization's parameters the kind itself fixes (None: the mechanism's knobs decide)."""
+        return None
+
+    def advised_mechanism(self, data: dict[str, Any], n: int) -> str | None:
+        """The mechanism "Automatic" picks for this kind (None: the choice advisor decides)."""
+        return None
 
     def point_weights(self, question: Question) -> dict[str, list[float]]:
         """Linear summaries c . p of the question's shares p, by name (empty: none)."""
@@ -213,6 +230,29 @@ class FreeTextKind(QuestionKind):
         return []
 
 
+class MultiSelectKind(QuestionKind):
+    """Choose all that apply: options as for a single choice, and at most l of them (``max_choices``;
+    blank = no limit, l = k). The set is randomized as a whole under the question's epsilon
+    (``ldp.multiselect``); l is a parameter of the randomization, so it is frozen with it.
+    """
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        options = clean_option_lines(data.get("options_text") or [])
+        limit = data.get("max_choices")
+        if limit is not None and not 1 <= limit <= len(options):
+            message = _("The most options one may choose must lie between 1 and the number of options (%(k)s).")
+            raise KindError("max_choices", message % {"k": len(options)})
+        return options
+
+    def mechanism_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        return {"max_choices": data.get("max_choices") or len(data["options"])}
+
+    def advised_mechanism(self, data: dict[str, Any], n: int) -> str | None:
+        """:func:`ldp.multiselect.recommend_multiselect` for (k, l, epsilon, n)."""
+        k = len(data["options"])
+        return recommend_multiselect(k, self.mechanism_params(data)["max_choices"], data["epsilon"], n).best.mechanism
+
+
 def clean_candidates(lines: list[str]) -> list[str]:
     """Candidate strings, normalized (:func:`ldp.text.candidate_list`), at most MAX_CANDIDATES; raise KindError."""
     too_long = [line for line in lines if len(line) > MAX_TEXT_LENGTH]
@@ -239,6 +279,9 @@ KINDS: dict[str, QuestionKind] = {
         "rating", *_templates("rating"), families=("shares", "mean"), frozen_fields=("scale", "rating_estimate")
     ),
     Question.Kind.FREE_TEXT: FreeTextKind("text", *_templates("text"), families=("text",)),
+    Question.Kind.MULTI_SELECT: MultiSelectKind(
+        "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",)
+    ),
 }
 
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 import ldp
 from ldp.mechanisms import Mechanism
+from ldp.multiselect import SET_MECHANISMS, PaddingAndSampling, SetUnaryEncoding, make_set_mechanism
 from ldp.numeric import NUMERIC_MECHANISMS, NumericMechanism, make_numeric_mechanism
 from ldp.textreports import TEXT_MECHANISMS, TextReports, make_text_mechanism
 
@@ -28,7 +29,7 @@ MAX_OPTIONS = 64
 #: Most candidate strings an organizer queries on one free-text question.
 MAX_CANDIDATES = 200
 
-AnyMechanism = Mechanism | NumericMechanism | TextReports
+AnyMechanism = Mechanism | NumericMechanism | TextReports | SetUnaryEncoding | PaddingAndSampling
 
 
 @lru_cache(maxsize=1024)
@@ -38,6 +39,8 @@ def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> An
         return make_numeric_mechanism(name, epsilon=epsilon, **params)
     if name in TEXT_MECHANISMS:  # free text: the params carry the sketch's or Bloom filter's shape
         return make_text_mechanism(name, epsilon=epsilon, **params)
+    if name in SET_MECHANISMS:  # multi-select: the params carry the maximum number of choices l
+        return make_set_mechanism(name, k=k, epsilon=epsilon, max_choices=params["max_choices"])
     return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
 
 
@@ -49,7 +52,8 @@ def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -
     mechanisms (``ldp.numeric``) keep their range in ``params`` (``lo``, ``hi``), so a
     randomization's snapshot alone says how to read its reports; ``k`` is then not used. So do
     free-text mechanisms (``ldp.textreports``: the sketch's rows and width, or RAPPOR's Bloom filter
-    and probabilities); their k is 0.
+    and probabilities); their k is 0. Multi-select mechanisms (``ldp.multiselect``) keep the
+    maximum number of options a respondent may choose, ``max_choices`` (l; k when unlimited).
     """
     return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
@@ -162,6 +166,7 @@ class Question(models.Model):
         NUMERIC = "numeric", _("Number")
         RATING = "rating", _("Rating scale")
         FREE_TEXT = "text", _("Short answer (free text)")
+        MULTI_SELECT = "multi_select", _("Multi-select (choose all that apply)")
 
     class Scale(models.TextChoices):
         ONE_TO_FIVE = "1-5", _("1 to 5")
@@ -192,11 +197,15 @@ class Question(models.Model):
         TEXT_CMS = "text-cms", _("Count Mean Sketch of the text (Apple)")
         TEXT_HCMS = "text-hcms", _("Hadamard Count Mean Sketch of the text (Apple)")
         RAPPOR = "rappor", _("RAPPOR (Google)")
+        SET_SUE = "set-sue", _("Symmetric unary encoding of the chosen set")
+        SET_OUE = "set-oue", _("Optimized unary encoding of the chosen set")
+        PADDING_KRR = "padding-krr", _("Padding and sampling with k-RR")
+        PADDING_OLH = "padding-olh", _("Padding and sampling with OLH")
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
     position = models.PositiveIntegerField(default=0)
     text = models.CharField(_("question"), max_length=500)
-    kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.SINGLE_CHOICE)
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.SINGLE_CHOICE)
     options = models.JSONField(_("options"), default=list)
     epsilon = models.FloatField(_("epsilon"), default=1.0)
     mechanism = models.CharField(_("mechanism"), max_length=20, choices=MechanismName.choices, default="krr")

@@ -16,6 +16,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
 from ldp.mechanisms import KRandomizedResponse
+from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding
 from ldp.numeric import NumericMechanism
 from ldp.textreports import TextReports
 from surveys.submissions import ParsedReport
@@ -61,6 +62,11 @@ def describe(mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
         chosen = [f"“{options[i]}”" for i in indexes if 0 <= i < len(options)]
         return ", ".join(chosen) if chosen else _("none")
 
+    if isinstance(mechanism, SetUnaryEncoding):
+        marked = [i for i, bit in enumerate(report["bits"]) if bit]
+        return _("a yes/no mark for every option, marked for: %(options)s") % {"options": labels(marked)}
+    if isinstance(mechanism, PaddingAndSampling):
+        return padded_item(mechanism, options, report, labels)
     if name == "krr":
         return _("the option %(option)s") % {"option": labels([report["value"]])}
     if name == "subset":
@@ -81,11 +87,26 @@ def describe(mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
     return ""
 
 
+def padded_item(mechanism: PaddingAndSampling, options: list[str], report: dict[str, Any], labels: Any) -> str:
+    """Padding-and-sampling's report: one randomized item, an option or a blank (k-RR), or a hashed code."""
+    if mechanism.oracle_name == "olh":
+        size = mechanism.oracle.range_size  # type: ignore[attr-defined]
+        return _("one hashed code of one of your choices or a blank, randomized: %(value)s of %(size)s") % {
+            "value": report["value"] + 1,
+            "size": size,
+        }
+    if report["value"] < len(options):
+        return _("one option, randomized (not necessarily one you chose): %(option)s") % {
+            "option": labels([report["value"]])
+        }
+    return _("a blank, randomized (it names no option)")
+
+
 def chance(mechanism: Any) -> str:
     """How much the report says about the true answer, in one sentence (empty for numbers)."""
     if isinstance(mechanism, KRandomizedResponse):
         return _("Chance that this is your true answer: %(p)s") % {"p": percent(mechanism.keep_probability)}
-    if isinstance(mechanism, (NumericMechanism, TextReports)):
+    if isinstance(mechanism, (NumericMechanism, TextReports, SetUnaryEncoding, PaddingAndSampling)):
         return ""
     return _("Chance that someone who sees it guesses your answer: %(p)s (%(blind)s by pure chance)") % {
         "p": percent(guess_probability(mechanism)),

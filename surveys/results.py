@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from django.core.cache import cache
@@ -23,6 +23,8 @@ from ldp.advisor import Z_95, expected_half_width
 from ldp.estimates import FrequencyEstimate, Interval
 from ldp.mechanisms import HadamardResponse, Mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
+from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding, SharesEstimate
+from ldp.multiselect.advisor import reference_variance
 from ldp.numeric import MeanEstimate, NumericMechanism, modips
 from ldp.textreports import CandidateCounts, TextReports
 from surveys import integrity, tallies
@@ -60,6 +62,8 @@ class Estimates:
     mean: MeanEstimate | None = None
     joint: Interval | None = None
     """95 % bands that hold for all options at once (``Mechanism.simultaneous_bands``: Šidák's level)."""
+    multi: SharesEstimate | None = None
+    """Multi-select: each option's share, their bands and the mean number of options chosen."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class QuestionResult:
     """Free text: the question's candidate strings counted (:func:`cached_text_query`)."""
     text_error: str = ""
     """Free text: why the candidates could not be counted (empty: they were, or there are none)."""
+    multi: SharesEstimate | None = None
+    """Multi-select: each option's share with its bands, and the mean number of options chosen."""
 
     @property
     def summary(self) -> str:
@@ -95,7 +101,7 @@ class QuestionResult:
 
     @property
     def raw_count_label(self) -> str:
-        return str(RAW_COUNT_LABELS[self.mechanism.name])
+        return str(RAW_COUNT_LABELS[self.randomization.mechanism])
 
     @property
     def mechanism_label(self) -> str:
@@ -109,6 +115,13 @@ class QuestionResult:
         """
         if self.summary == "text":
             return self.n >= MIN_REPORTS
+        if self.summary == "multi":
+            return (
+                self.multi is not None
+                and self.n >= MIN_REPORTS
+                and self.expected_half_width is not None
+                and self.expected_half_width <= self.share_target
+            )
         if self.summary == "mean":
             return (
                 self.mean is not None
@@ -131,6 +144,15 @@ class QuestionResult:
         return MEAN_PRECISION * (mechanism.hi - mechanism.lo)
 
     @property
+    def share_target(self) -> float:
+        """Multi-select: the largest expected half-width of each option's share that the page shows.
+
+        An even share (1 / k) as for a single choice, or :data:`READABLE_SHARE` if that is wider:
+        the shares of a multi-select question do not sum to 1, so many options do not make each one small.
+        """
+        return max(1 / self.mechanism.k, READABLE_SHARE)
+
+    @property
     def reports_needed(self) -> int:
         """Reports needed for an expected half-width of one even share (1/k); error ~ 1/sqrt(n).
 
@@ -140,6 +162,8 @@ class QuestionResult:
             target, at_one = self.mean_target, Z_95 * self.mechanism.expected_standard_error(1)
         elif isinstance(self.mechanism, TextReports):
             target, at_one = READABLE_SHARE, Z_95 * self.mechanism.share_standard_error(1)
+        elif isinstance(self.mechanism, (SetUnaryEncoding, PaddingAndSampling)):
+            target, at_one = self.share_target, Z_95 * float(np.sqrt(reference_variance(self.mechanism)))
         else:
             target, at_one = 1 / self.mechanism.k, expected_half_width(self.mechanism, 1)
         return respondents_for(at_one, target, 1)
@@ -175,10 +199,14 @@ RAW_COUNT_LABELS = {
     "dbitflip": _("Reports with its bit = 1"),
     "sue": _("Reports with its bit = 1"),
     "oue": _("Reports with its bit = 1"),
+    "set-sue": _("Reports with its bit = 1"),
+    "set-oue": _("Reports with its bit = 1"),
+    "padding-krr": _("Reports naming it"),
+    "padding-olh": _("Reports hashing it to their value"),
 }
 
 
-def raw_counts(mechanism: Mechanism | NumericMechanism, counts: np.ndarray) -> np.ndarray:
+def raw_counts(mechanism: Any, counts: np.ndarray) -> np.ndarray:
     """The per-option number a reader can relate to the reports (see RAW_COUNT_LABELS).
 
     Unary encodings tally sampled and one-bits: the second half. Hadamard response tallies report
@@ -186,14 +214,19 @@ def raw_counts(mechanism: Mechanism | NumericMechanism, counts: np.ndarray) -> n
     """
     if isinstance(mechanism, SampledUnaryEncoding):
         return counts[mechanism.k :]
+    if isinstance(mechanism, PaddingAndSampling):  # the options' items; the dummies' come after them
+        return counts[: mechanism.k]
     if isinstance(mechanism, HadamardResponse):
         return (counts @ mechanism.membership.T).astype(np.int64)
     return counts
 
 
-def compute_estimates(mechanism: Mechanism | NumericMechanism | TextReports, tally: ldp.Tally) -> Estimates:
+def compute_estimates(mechanism: Any, tally: ldp.Tally) -> Estimates:
     if not tally.n:
         return Estimates(None, None, None)
+    if isinstance(mechanism, (SetUnaryEncoding, PaddingAndSampling)):
+        half_width = Z_95 * float(np.sqrt(reference_variance(mechanism) / tally.n))
+        return Estimates(None, None, half_width, multi=mechanism.estimate(tally))
     if isinstance(mechanism, TextReports):  # counted per candidate instead (cached_text_query)
         return Estimates(None, None, Z_95 * mechanism.share_standard_error(tally.n))
     if isinstance(mechanism, NumericMechanism):
@@ -373,6 +406,7 @@ class SurveyState:
             joint=estimates.joint,
             text=text,
             text_error=text_error,
+            multi=estimates.multi,
         )
 
     def all_results(self) -> list[QuestionResult]:

@@ -22,6 +22,9 @@
  * - RAPPOR (rappor.js): one report's epsilon_1 = h ln(q* (1 - p*) / (p* (1 - q*))); the
  *   longitudinal epsilon_inf of its memoized layer is rappor.js's epsilonInfinity.
  * - Text sketches (freetext.js): 2 |ln(p / (1 - p))| as CMS, |ln(p / (1 - p))| as HCMS.
+ * - Multi-select (multiselect.js, setSpecEpsilon): unary encodings of a set of at most l options
+ *   l max(L1, L0) + min(l, k - l) min(L1, L0); padding-and-sampling ln(1 + (p / q - 1) / l)
+ *   with k-RR over k + l items, the oracle's ln(p / q) with OLH.
  * - Numeric (ldp/numeric/): clamped geometric max(ln(w0 / w(G-1)), ln(sum w / w(G))); 1BitMean
  *   and Duchi ln((D - A) / A); Piecewise ln(high / low); Hybrid the larger of its branches in
  *   use; the discrete Gaussian is (epsilon, delta): delta recomputed at the stated epsilon by
@@ -29,9 +32,13 @@
  */
 
 import { checkTextSketchSpec } from "./freetext.js";
+import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
 import { checkRapporSpec, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
+
+/** The multi-select mechanisms (ldp.multiselect.SET_MECHANISMS). */
+const SET_MECHANISMS = ["set-sue", "set-oue", "padding-krr", "padding-olh"];
 
 /** Relative float tolerance when comparing a recomputed budget with a promised one. */
 export const TOLERANCE = 1e-9;
@@ -122,6 +129,7 @@ export function specPrivacy(spec) {
     checkSpec(spec);
     return { epsilon: CATEGORICAL[mechanism](spec), delta: 0 };
   }
+  if (SET_MECHANISMS.includes(mechanism)) return { epsilon: setSpecEpsilon(spec), delta: 0 };
   if (mechanism === "rappor" || mechanism === "text-cms" || mechanism === "text-hcms") {
     try {
       if (mechanism === "rappor") return { epsilon: epsilonOneReport(checkRapporSpec(spec)), delta: 0 };

@@ -3,12 +3,14 @@
  * The answer page's glue. True answers live only in nameless inputs, which are never
  * serialized; on submit each answered question is randomized here (static/ldp/randomize.js,
  * crypto.getRandomValues) and only the randomized reports are posted. A short answer is
- * normalized (text.js) and hashed into a sketch or Bloom filter report (freetext.js, rappor.js). Nothing is written to
+ * normalized (text.js) and hashed into a sketch or Bloom filter report (freetext.js, rappor.js); the options
+ * checked on a multi-select question are randomized as one set (multiselect.js). Nothing is written to
  * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
  * ledger in localStorage, the answers are cleared and a receipt shows the reports.
  */
 
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
+import { randomizeSet } from "../ldp/multiselect.js";
 import { randomizeNumeric } from "../ldp/numeric.js";
 import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
@@ -36,6 +38,7 @@ function setUp(form) {
   const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
+  fieldsets.forEach(limitChoices);
 
   const submitButton = /** @type {HTMLButtonElement} */ (form.querySelector("[data-submit]"));
   const errorBox = /** @type {HTMLElement} */ (form.querySelector("[data-error]"));
@@ -73,12 +76,15 @@ function setUp(form) {
     for (const { fieldset, answer } of answers) {
       const entry = specs.get(Number(fieldset.dataset.questionId));
       if (!entry || answer === null || "refused" in answer) continue;
+      const takes = fieldset.dataset.takes;
       const report =
-        fieldset.dataset.takes === "text"
+        takes === "text"
           ? await randomizeAnswerText(entry.spec, answer.text, random)
-          : fieldset.dataset.takes === "value"
-            ? randomizeNumeric(entry.spec, answer.value, random)
-            : randomize(entry.spec, answer.index, random);
+          : takes === "set"
+            ? randomizeSet(entry.spec, answer.chosen, random)
+            : takes === "value"
+              ? randomizeNumeric(entry.spec, answer.value, random)
+              : randomize(entry.spec, answer.index, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
@@ -154,11 +160,21 @@ async function randomizeAnswerText(spec, text, random) {
 /**
  * The question's answer, read from its widget: null when skipped; a refusal message when a number
  * lies outside the question's range (or is not whole where whole numbers are asked for), or a
- * short answer is too long; a short answer comes back normalized.
+ * short answer is too long; a short answer comes back normalized; a multi-select answer is the
+ * indices of the checked options (none checked: skipped).
  * @param {HTMLElement} fieldset
- * @returns {null | {refused: string} | {index: number, value: number} | {text: string}}
+ * @returns {null | {refused: string} | {index: number, value: number} | {text: string} | {chosen: number[]}}
  */
 function readAnswer(fieldset) {
+  const group = /** @type {HTMLElement | null} */ (fieldset.querySelector("[data-max-choices]"));
+  if (group) {
+    const chosen = [...group.querySelectorAll("input[type=checkbox]:checked")].map((box) =>
+      Number(/** @type {HTMLInputElement} */ (box).dataset.optionIndex),
+    );
+    if (chosen.length === 0) return null;
+    if (chosen.length > Number(group.dataset.maxChoices)) return { refused: choicesMessage(fieldset, group) };
+    return { chosen };
+  }
   const textInput = /** @type {HTMLInputElement | null} */ (fieldset.querySelector("[data-text-input]"));
   if (textInput) {
     const text = normalizeText(textInput.value);
@@ -233,6 +249,45 @@ function groupRadios(fieldset) {
 }
 
 /**
+ * A multi-select question's maximum, kept as the respondent checks boxes: a box checked beyond it
+ * is unchecked again and a message (a polite live region) says why. The clear button unchecks all.
+ * @param {HTMLElement} fieldset
+ */
+function limitChoices(fieldset) {
+  const group = /** @type {HTMLElement | null} */ (fieldset.querySelector("[data-max-choices]"));
+  if (!group) return;
+  const boxes = /** @type {HTMLInputElement[]} */ ([...group.querySelectorAll("input[type=checkbox]")]);
+  const message = /** @type {HTMLElement} */ (fieldset.querySelector("[data-choices-limit]"));
+  const limit = Number(group.dataset.maxChoices);
+  boxes.forEach((box) =>
+    box.addEventListener("change", () => {
+      const checked = boxes.filter((other) => other.checked).length;
+      if (box.checked && checked > limit) {
+        box.checked = false;
+        message.textContent = choicesMessage(fieldset, group);
+        message.hidden = false;
+      } else if (checked <= limit) {
+        message.hidden = true;
+      }
+    }),
+  );
+  fieldset.querySelector("[data-clear]")?.addEventListener("click", () => {
+    boxes.forEach((box) => (box.checked = false));
+    message.hidden = true;
+  });
+}
+
+/**
+ * @param {HTMLElement} fieldset
+ * @param {HTMLElement} group
+ */
+function choicesMessage(fieldset, group) {
+  const legend = fieldset.querySelector("legend");
+  const values = { question: legend ? legend.textContent || "" : "", count: group.dataset.maxChoices || "" };
+  return interpolate(gettext("%(question)s: choose at most %(count)s options."), values, true);
+}
+
+/**
  * @param {HTMLElement} box
  * @param {string} message
  */
@@ -249,8 +304,8 @@ function showError(box, message) {
  * @param {{question: number, text: string, stored: object, summary: string, chance: string}[]} receipt
  */
 function showReceipt(form, sent, receipt) {
-  form.querySelectorAll("input[type=radio]").forEach((radio) => {
-    /** @type {HTMLInputElement} */ (radio).checked = false;
+  form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((box) => {
+    /** @type {HTMLInputElement} */ (box).checked = false;
   });
   form.querySelectorAll("[data-number-input], [data-text-input]").forEach((input) => {
     /** @type {HTMLInputElement} */ (input).value = "";

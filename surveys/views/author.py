@@ -36,6 +36,7 @@ from surveys.forms import (
     SurveyForm,
     question_cost,
 )
+from surveys.kinds import kind_of
 from surveys.models import Account, Question, Survey
 from surveys.qr import qr_svg
 from surveys.ratelimits import rate_limited
@@ -336,6 +337,10 @@ def recommended_form(data: QueryDict, survey: Survey, question: Question | None)
         return probe
     built = probe.cleaned_data["built"]
     updated = data.copy()
+    advised = kind_of(probe.cleaned_data["kind"]).advised_mechanism(probe.cleaned_data, survey.expected_respondents)
+    if advised is not None:  # the kind's own advisor (multi-select: recommend_multiselect)
+        updated["mechanism"] = advised
+        return QuestionForm(updated, survey=survey, question=question)
     if isinstance(built, NumericMechanism):
         updated["mechanism"] = recommend_mean(
             built.lo, built.hi, built.epsilon, survey.expected_respondents

@@ -55,11 +55,11 @@ class AnswerItem:
     @property
     def takes(self) -> str:
         """What the browser randomizes: the answer's "value" (numeric mechanisms), its "text" (free
-        text) or option "index".
+        text), the "set" of options checked (multi-select) or option "index".
 
         Carried by the question's fieldset (``data-takes``), not the spec entries, whose digest the
         transparency page publishes."""
-        return {"mean": "value", "text": "text"}.get(family(self.spec["mechanism"]), "index")
+        return {"mean": "value", "text": "text", "multi": "set"}.get(family(self.spec["mechanism"]), "index")
 
 
 def has_responded(request: HttpRequest, survey: Survey) -> bool:

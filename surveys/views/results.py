@@ -27,6 +27,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from ldp.advisor import Z_95
 from surveys import charts, integrity, tallies
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
@@ -136,15 +137,20 @@ def text_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
     view["found"] = [row for row in rows if row["found"]]
     view["text_method"] = result.text.method if result.text is not None else ""
     if rows:
-        labels = [row["label"] for row in rows]
-        parts = [randomization_digest(result.randomization), result.digest, _digest(json.dumps(labels))]
-        key = f"murmur:text-chart:{charts.CHART_VERSION}:" + ":".join([*parts, get_language()])
-        svg = cache.get(key)
-        if svg is None:
-            shares = np.array([[row["share"], row["share_low"], row["share_high"]] for row in rows]).T
-            svg = charts.estimate_bars(labels, *shares)
-            cache.set(key, svg, CACHE_SECONDS)
-        view["chart"] = svg
+        columns = [(row["share"], row["share_low"], row["share_high"]) for row in rows]
+        view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns)
+
+
+def bars_chart(result: QuestionResult, name: str, labels: list[str], columns: list[Any], *parts: str) -> str:
+    """:func:`surveys.charts.estimate_bars` of (share, low, high) per label, drawn once per
+    (randomization, tally, ``parts``, labels, language)."""
+    material = [randomization_digest(result.randomization), result.digest, *parts, _digest(json.dumps(labels))]
+    key = f"murmur:{name}:{charts.CHART_VERSION}:" + ":".join([*material, get_language()])
+    svg = cache.get(key)
+    if svg is None:
+        svg = charts.estimate_bars(labels, *np.array(columns, dtype=float).T)
+        cache.set(key, svg, CACHE_SECONDS)
+    return svg
 
 
 def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:
@@ -170,8 +176,53 @@ def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:
     ]
 
 
-#: How each summary ("shares", "mean" or "text", :func:`surveys.kinds.family`) fills its result card.
-SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card}
+def multi_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    """Multi-select: each option's share of respondents with its band, and the mean number chosen."""
+    rows = view["rows"] = multi_option_rows(result, kind, view["bands"])
+    view["mean_count"] = mean_count(result)
+    columns = [(row["estimate"], row["low"], row["high"]) for row in rows]
+    view["chart"] = bars_chart(result, "multi-chart", [row["label"] for row in rows], columns, kind, view["bands"])
+
+
+def mean_count(result: QuestionResult) -> dict[str, float]:
+    """Multi-select: the mean number of options chosen, its standard error and 95 % interval (cut to [0, k])."""
+    assert result.multi is not None
+    low, high = result.multi.mean_count_interval(0.95)
+    error = float(np.sqrt(max(result.multi.mean_count_variance, 0.0)))
+    return {"value": result.multi.mean_count, "standard_error": error, "low": low, "high": high}
+
+
+def multi_option_rows(result: QuestionResult, kind: str, bands: str) -> list[dict[str, Any]]:
+    """Per option: its share (clipped to [0, 1] for "consistent", as estimated for "unbiased"), the
+    standard error, and the 95 % band drawn: each option's own (unified intervals on [0, 1] beside
+    the clipped share, estimate +/- 1.96 standard errors beside the unbiased one) or, with
+    ``bands="joint"``, the bands for all options at once (:class:`ldp.multiselect.SharesEstimate`)."""
+    multi = result.multi
+    assert multi is not None
+    errors = multi.standard_errors
+    shares = multi.consistent_shares if kind == "consistent" else multi.shares
+    if bands == "joint":
+        low, high = multi.simultaneous
+    elif kind == "consistent":
+        low, high = multi.bands
+    else:
+        low, high = multi.shares - Z_95 * errors, multi.shares + Z_95 * errors
+    return [
+        {
+            "label": label,
+            "estimate": float(shares[i]),
+            "unbiased": float(multi.shares[i]),
+            "standard_error": float(errors[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+            "raw": int(result.raw_counts[i]),
+        }
+        for i, label in enumerate(result.question.options)
+    ]
+
+
+#: How each summary ("shares", "mean", "text" or "multi", :func:`surveys.kinds.family`) fills its result card.
+SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card, "multi": multi_card}
 
 
 def over_time(survey: Survey) -> tuple[int, str, str]:
@@ -498,8 +549,36 @@ def text_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
         }
 
 
-#: How each summary ("shares", "mean" or "text") becomes rows of the estimates export.
-SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows}
+def multi_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """Multi-select: one row per option (its share of respondents, unbiased and clipped, each with its
+    own band), then the mean number of options chosen (statistic ``mean_count``)."""
+    if result.multi is None:
+        return
+    unbiased = multi_option_rows(result, "unbiased", "option")
+    consistent = multi_option_rows(result, "consistent", "option")
+    for i, (u, c) in enumerate(zip(unbiased, consistent, strict=True)):
+        yield {
+            **_common(result),
+            "statistic": "share",
+            "option_index": i,
+            "option": u["label"],
+            "raw_count": u["raw"],
+            "unbiased": u["estimate"],
+            "standard_error": u["standard_error"],
+            "unbiased_low": u["low"],
+            "unbiased_high": u["high"],
+            "consistent": c["estimate"],
+            "consistent_low": c["low"],
+            "consistent_high": c["high"],
+            "consistent_method": "clip",
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "consistent_band": BAND_KINDS["consistent"],
+        }
+    yield {**_common(result), **_summary_columns("mean_count", mean_count(result))}
+
+
+#: How each summary ("shares", "mean", "text" or "multi") becomes rows of the estimates export.
+SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows, "multi": multi_rows}
 
 
 @login_required
@@ -509,7 +588,13 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
     survey = get_survey_for_results(request.user, survey_id)
     rows = list(estimate_rows(survey))
     if fmt == "json":
-        payload = {"survey": survey.title, "level": 0.95, "estimates": rows, "text_tallies": text_tallies(survey)}
+        payload = {
+            "survey": survey.title,
+            "level": 0.95,
+            "estimates": rows,
+            "text_tallies": text_tallies(survey),
+            "multi_select_tallies": multi_select_tallies(survey),
+        }
         response: HttpResponse = JsonResponse(payload)
     else:
         buffer = io.StringIO()
@@ -547,6 +632,36 @@ def text_tallies(survey: Survey) -> list[dict[str, Any]]:
                     "n": tally.n,
                     "per_row": tally.counts[:rows].tolist(),
                     "cells": tally.counts[rows:].reshape(rows, -1).tolist(),
+                }
+            )
+    return records
+
+
+def multi_select_tallies(survey: Survey) -> list[dict[str, Any]]:
+    """Multi-select randomizations' tallies, enough to re-estimate every share and the mean number chosen.
+
+    ``counts`` is the mechanism's tally (:mod:`ldp.multiselect`): per option, the reports with its
+    bit set (set-sue, set-oue); per item of the k options then the l padding items, the reports naming
+    it (padding-krr) or hashing to their value from it (padding-olh). ``max_choices`` is l.
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        for randomization in state.randomizations.get(question.pk, []):
+            tally = state.tallies[randomization.pk]
+            if family(randomization.mechanism) != "multi" or not tally.n:
+                continue
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "k": randomization.k,
+                    "max_choices": randomization.params["max_choices"],
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "counts": tally.counts.tolist(),
                 }
             )
     return records

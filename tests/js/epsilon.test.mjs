@@ -198,3 +198,25 @@ test("the Gaussian's delta must not exceed the promised delta (none promised: 0)
     ["delta"],
   );
 });
+
+test("multi-select specs: the answer page recomputes their epsilon and refuses one weakened past its promise", () => {
+  const { specs } = JSON.parse(readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"));
+  const sets = Object.entries(specs).filter(([name]) => !name.startsWith("pair-"));
+  assert.ok(sets.length >= 4);
+  for (const [key, spec] of sets) {
+    assertClose(specPrivacy(clone(spec)).epsilon, spec.epsilon, key);
+    const promise = { total: spec.epsilon, questions: { 1: { epsilon: spec.epsilon } } };
+    assert.deepEqual(checkPromises([{ question: 1, spec: clone(spec) }], promise), [], key);
+  }
+  const [, unary] = sets.find(([name]) => name.startsWith("set-sue"));
+  const weakened = { ...clone(unary), true_bit_probability: 0.95, other_bit_probability: 0.05 };
+  const promise = { total: unary.epsilon, questions: { 1: { epsilon: unary.epsilon } } };
+  assert.deepEqual(
+    checkPromises([{ question: 1, spec: weakened }], promise).map((p) => p.reason),
+    ["epsilon", "total"],
+  );
+  const [, padded] = sets.find(([name]) => name.startsWith("padding-krr"));
+  const malformed = { ...clone(padded), oracle: { ...padded.oracle, k: 3 } };
+  assert.throws(() => specPrivacy(malformed), SpecError);
+  assert.deepEqual(checkPromises([{ question: 1, spec: malformed }], promise).map((p) => p.reason), ["malformed"]);
+});
