@@ -2,8 +2,9 @@
 
 Two surveys with the same shape, one written in English and one in Korean, each with simulated
 respondents whose reports were randomized exactly as their browsers would have randomized them:
-three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k-RR) and a short
-answer (free text, Count Mean Sketch) with candidate answers to count.
+three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k-RR), a short
+answer (free text, Count Mean Sketch) with candidate answers to count, and a multi-select question
+(choose up to three, padding-and-sampling with k-RR).
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ class DemoSurvey:
 def _questions(
     texts: list[str], options: list[list[str]], unit: str, labels: tuple[str, str], candidates: list[str]
 ) -> list[dict[str, Any]]:
-    """The demo's six questions in one language: 5-option k-RR, yes/no k-RR, 5-option 5BitFlip,
+    """The demo's seven questions in one language: 5-option k-RR, yes/no k-RR, 5-option 5BitFlip,
     hours per week on [0, 80] (Hybrid), a 0-10 rating estimated as shares (k-RR, epsilon 2: eleven
-    points need it for 600 respondents) and a short answer (text-cms, epsilon 1.5)."""
+    points need it for 600 respondents), a short answer (text-cms, epsilon 1.5) and a 5-option
+    multi-select question, at most 3 chosen (padding-krr, epsilon 2: what "Automatic" picks)."""
     hours = make_numeric_mechanism("hybrid", lo=0, hi=80, epsilon=1.0)
     sketch = make_text_mechanism("text-cms", epsilon=1.5)
     shapes = [
@@ -78,12 +80,17 @@ def _questions(
             "mechanism_params": sketch.params(),
             "candidates": [normalize_text(c) for c in candidates],
         },
+        {"kind": "multi_select", "epsilon": 2.0, "mechanism": "padding-krr", "mechanism_params": {"max_choices": 3}},
     ]
-    options = [*options, [], [str(point) for point in range(11)], []]
+    options = [*options[:3], [], [str(point) for point in range(11)], [], options[3]]
     return [
         {"text": text, "options": choices, **shape} for text, choices, shape in zip(texts, options, shapes, strict=True)
     ]
 
+
+#: Multi-select: the chance that a simulated respondent picks each option (independently; picks beyond
+#: the maximum of three are dropped at random, so the true shares are a little lower).
+MULTI_SHARES = (0.6, 0.3, 0.5, 0.2, 0.15)
 
 #: Shares of the points 0..10 of the demo's rating among the simulated respondents.
 RATING_SHARES = [0.02, 0.02, 0.03, 0.04, 0.05, 0.09, 0.1, 0.17, 0.2, 0.16, 0.12]
@@ -91,7 +98,7 @@ RATING_SHARES = [0.02, 0.02, 0.03, 0.04, 0.05, 0.09, 0.1, 0.17, 0.2, 0.16, 0.12]
 
 ENGLISH = DemoSurvey(
     title="Workplace pulse (demo)",
-    description="A six-question pulse survey. Every answer is randomized in your browser.",
+    description="A seven-question pulse survey. Every answer is randomized in your browser.",
     questions=_questions(
         [
             "How satisfied are you with your team?",
@@ -100,11 +107,13 @@ ENGLISH = DemoSurvey(
             "How many hours did you work last week?",
             "How likely are you to recommend this team to a friend?",
             "Which tool do you use most to talk with your team?",
+            "Which of these helped you work last month? (up to three)",
         ],
         [
             ["Very dissatisfied", "Dissatisfied", "Neutral", "Satisfied", "Very satisfied"],
             ["Yes", "No"],
             ["Fewer meetings", "Clearer goals", "Better tools", "More flexibility", "Higher pay"],
+            ["Focus time", "Pair work", "Written docs", "Stand-ups", "Mentoring"],
         ],
         unit="hours",
         labels=("Not at all likely", "Extremely likely"),
@@ -117,13 +126,14 @@ ENGLISH = DemoSurvey(
         (42.0, 8.0),
         RATING_SHARES,
         {"Slack": 0.45, "email": 0.25, "Zoom": 0.1},
+        MULTI_SHARES,
     ],
     seed=2026,
 )
 
 KOREAN = DemoSurvey(
     title="우리 팀 분위기 조사 (데모)",
-    description="여섯 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
+    description="일곱 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
     questions=_questions(
         [
             "지금 팀에 얼마나 만족하시나요?",
@@ -132,11 +142,13 @@ KOREAN = DemoSurvey(
             "지난주에 몇 시간 일하셨나요?",
             "이 팀을 친구에게 추천할 가능성은 얼마나 되나요?",
             "팀원과 이야기할 때 가장 많이 쓰는 도구는 무엇인가요?",
+            "지난달 일하는 데 도움이 된 것을 모두 골라 주세요. (최대 세 개)",
         ],
         [
             ["매우 불만족", "불만족", "보통", "만족", "매우 만족"],
             ["예", "아니요"],
             ["회의 줄이기", "더 명확한 목표", "더 나은 업무 도구", "유연한 근무", "연봉 인상"],
+            ["집중 시간", "짝 작업", "문서화", "아침 회의", "멘토링"],
         ],
         unit="시간",
         labels=("전혀 추천하지 않음", "매우 추천함"),
@@ -149,6 +161,7 @@ KOREAN = DemoSurvey(
         (45.0, 9.0),
         RATING_SHARES,
         {"카카오톡": 0.5, "슬랙": 0.2, "줌": 0.1},
+        MULTI_SHARES,
     ],
     seed=2027,
 )
@@ -176,7 +189,7 @@ def load_demo() -> list[tuple[Survey, bool]]:
             title=demo.title,
             description=demo.description,
             expected_respondents=500,
-            epsilon_cap=8.0,
+            epsilon_cap=10.0,
         )
         for question in demo.questions:
             actions.do_add_question(survey, question)
@@ -184,6 +197,13 @@ def load_demo() -> list[tuple[Survey, bool]]:
         simulate_responses(survey, demo.true_shares, DEMO_RESPONDENTS, seed=demo.seed)
         loaded.append((survey, True))
     return loaded
+
+
+def choose_up_to(rng: np.random.Generator, chances: Any, limit: int, respondents: int) -> np.ndarray:
+    """Sets of options, each picked with its chance, then cut to ``limit`` picks kept at random."""
+    picked = rng.random((respondents, len(chances))) < np.asarray(chances)
+    order = np.argsort(np.where(picked, rng.random(picked.shape), 2.0), axis=1)
+    return picked & (np.argsort(order, axis=1) < limit)
 
 
 @transaction.atomic
@@ -200,6 +220,9 @@ def simulate_responses(survey: Survey, true_shares: list[Any], respondents: int,
             drawn = rng.choice(len(named) + 1, size=respondents, p=[*shares.values(), rest])
             texts = [normalize_text(named[d]) if d < len(named) else f"other {i}" for i, d in enumerate(drawn)]
             packed = [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
+        elif question.kind == "multi_select":
+            truth = choose_up_to(rng, shares, question.mechanism_params["max_choices"], respondents)
+            packed = [row.tobytes() for row in mechanism.randomize(truth, rng=rng)]
         else:
             if question.kind == "numeric":  # (mean, standard deviation) of whole numbers in the range
                 mean, sd = shares

@@ -36,10 +36,35 @@ def test_the_demo_short_answer_finds_its_frequent_texts(db):
     call_command("load_demo")
     for title in (DEMO_TITLE, KOREAN.title):
         state = SurveyState.read(Survey.objects.get(title=title))
-        (result,) = state.results(state.questions[-1])
+        (result,) = state.results(state.questions[-2])
         assert result.n == DEMO_RESPONDENTS and result.text is not None
         # The two most written named texts (45 % / 25 %, 50 % / 20 % of 600) are found; the phone nobody named is not.
         assert result.text.found.tolist()[:2] == [True, True] and not result.text.found[-1]
+
+
+def test_the_demo_multi_select_shares_are_near_the_simulated_truth(db):
+    """Each option's expected share, enumerated over the 32 sets (picks beyond 3 dropped at random), lies
+    within 4 standard errors (randomization and the simulated respondents' own sampling) of the estimate."""
+    import itertools
+    import math
+
+    from surveys.demo import MULTI_SHARES
+    from surveys.results import SurveyState
+
+    truth = [0.0] * 5
+    for picked in itertools.product((0, 1), repeat=5):
+        chance = math.prod(p if x else 1 - p for p, x in zip(MULTI_SHARES, picked, strict=True))
+        for j, x in enumerate(picked):
+            truth[j] += chance * x * min(1.0, 3 / max(sum(picked), 1))
+    call_command("load_demo")
+    for title in (DEMO_TITLE, KOREAN.title):
+        state = SurveyState.read(Survey.objects.get(title=title))
+        (result,) = state.results(state.questions[-1])
+        assert result.question.kind == "multi_select" and result.enough and result.multi is not None
+        errors = result.multi.standard_errors
+        for j, share in enumerate(truth):
+            spread = math.sqrt(errors[j] ** 2 + share * (1 - share) / DEMO_RESPONDENTS)
+            assert abs(result.multi.shares[j] - share) <= 4 * spread
 
 
 def test_demo_loads_once(db, capsys):
@@ -47,8 +72,8 @@ def test_demo_loads_once(db, capsys):
     call_command("load_demo")
     survey = Survey.objects.get(title=DEMO_TITLE)
     assert survey.status == "open"
-    assert survey.questions.count() == 6
-    assert [q.kind for q in survey.questions.all()][-3:] == ["numeric", "rating", "text"]
+    assert survey.questions.count() == 7
+    assert [q.kind for q in survey.questions.all()][-4:] == ["numeric", "rating", "text", "multi_select"]
     assert "Found demo survey" in capsys.readouterr().out
 
 
