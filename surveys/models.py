@@ -40,7 +40,7 @@ def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> An
     if name in TEXT_MECHANISMS:  # free text: the params carry the sketch's or Bloom filter's shape
         return make_text_mechanism(name, epsilon=epsilon, **params)
     if name in SET_MECHANISMS:  # multi-select: the params carry the maximum number of choices l
-        return make_set_mechanism(name, k=k, epsilon=epsilon, max_choices=params["max_choices"])
+        return make_set_mechanism(name, k=k, epsilon=epsilon, max_choices=params.get("max_choices"))
     return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
 
 

@@ -126,3 +126,32 @@ def make_text_reports(question: Question, texts: list[str], seed: int = 0) -> No
         for submission, row in zip(submissions, packed, strict=True)
     )
     add_to_tally(randomization, packed)
+
+
+def make_multi_question(
+    survey: Survey, mechanism: str = "set-oue", max_choices: int = 2, epsilon: float = 2.0, **fields: Any
+) -> Question:
+    """A multi-select question (five options unless told), its params as the builder stores them."""
+    values = {
+        "text": f"Which helped ({mechanism})?",
+        "kind": "multi_select",
+        "options": ["Focus time", "Pair work", "Written docs", "Stand-ups", "Mentoring"],
+        "epsilon": epsilon,
+        "mechanism": mechanism,
+        "mechanism_params": {"max_choices": max_choices},
+        **fields,
+    }
+    return actions.do_add_question(survey, values)
+
+
+@transaction.atomic
+def make_set_reports(question: Question, sets: Any, seed: int = 0) -> None:
+    """Randomize true sets with the question's randomization (Python, fixed seed) and store the reports."""
+    randomization = actions.sync_randomization(question)
+    packed = [row.tobytes() for row in randomization.build_mechanism().randomize(np.asarray(sets), rng=seed)]
+    submissions = record_submissions(question.survey, [None] * len(packed))
+    Report.objects.bulk_create(
+        Report(submission=submission, question=question, randomization=randomization, packed=row)
+        for submission, row in zip(submissions, packed, strict=True)
+    )
+    add_to_tally(randomization, packed)

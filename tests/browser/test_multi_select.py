@@ -13,7 +13,7 @@ from django.urls import reverse
 from ldp.multiselect import SET_MECHANISMS
 from surveys import actions
 from surveys.models import Report, Submission
-from tests.base import make_survey, make_user
+from tests.base import make_multi_question, make_survey, make_user
 from tests.browser.conftest import assert_only_the_ledger_is_stored
 from tests.browser.test_respond_privacy import INSTRUMENT
 
@@ -33,16 +33,8 @@ FIELDS = {"set-sue": {"bits"}, "set-oue": {"bits"}, "padding-krr": {"value"}, "p
 def survey(db):
     survey = make_survey(make_user("olga"), title="Rocks and spices")
     for mechanism in SET_MECHANISMS:
-        actions.do_add_question(
-            survey,
-            {
-                "text": f"Which ({mechanism})?",
-                "kind": "multi_select",
-                "options": OPTIONS[mechanism],
-                "epsilon": 1.0,
-                "mechanism": mechanism,
-                "mechanism_params": {"max_choices": LIMITS[mechanism]},
-            },
+        make_multi_question(
+            survey, mechanism, LIMITS[mechanism], epsilon=1.0, text=f"Which ({mechanism})?", options=OPTIONS[mechanism]
         )
     actions.do_open_survey(survey)
     return survey

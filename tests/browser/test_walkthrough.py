@@ -27,6 +27,7 @@ ALLOWED_LATIN = {
     "HCMS", "RR", "QR", "Asia", "Seoul", "UTC", "GMT", "AM", "PM", "ID", "URL", "EMS", "k-RR", "Norm-Sub",
     "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
     "English",  # the language switcher names each language in itself
+    "max", "choices",  # a multi-select question's parameter max_choices, as the transparency page lists it
 }  # fmt: skip
 
 TEXT = {
@@ -196,13 +197,21 @@ def test_every_other_page_passes_axe(live_server, browser, db, language, width):
     """The pages the walkthrough does not pass through: accounts, preview, invitations, the public
     and per-question results, the transparency page and the error page."""
     from surveys import actions
-    from tests.base import make_question, make_reports, make_survey
+    from tests.base import make_multi_question, make_question, make_reports, make_set_reports, make_survey
 
     owner = make_user("수진")
     survey = make_survey(owner, title="주간 점검" if language == "ko" else "Weekly check", public_results=True)
     question = make_question(survey, text="기분은?" if language == "ko" else "Mood?", options=["😀", "🙂", "😐"])
+    korean = language == "ko"
+    multi = make_multi_question(
+        survey,
+        "padding-krr",
+        text="이번 주에 한 것은? (모두)" if korean else "What did you do this week? (all)",
+        options=["산책", "독서", "운동"] if korean else ["Walks", "Books", "Sport"],
+    )
     actions.do_open_survey(survey)
     make_reports(question, [0] * 200 + [1] * 120 + [2] * 80, seed=5)
+    make_set_reports(multi, [[1, 1, 0]] * 150 + [[0, 0, 1]] * 150 + [[0, 0, 0]] * 100, seed=6)
     base = live_server.url
     context = browser.new_context(
         locale=context_locale(language),
@@ -229,6 +238,7 @@ def test_every_other_page_passes_axe(live_server, browser, db, language, width):
     page.wait_for_url(f"{base}/")
     for name, url in [
         ("question-results", reverse("question_results", args=[survey.pk, question.pk])),
+        ("multi-select-results", reverse("question_results", args=[survey.pk, multi.pk])),
         ("invitations", reverse("invitations", args=[survey.pk])),
         ("preview", reverse("survey_preview", args=[survey.pk])),
         ("password-change", reverse("password_change")),

@@ -17,7 +17,7 @@ from surveys import actions
 from surveys.kinds import family, kind_of
 from surveys.models import Report, Submission, TallyCell
 from surveys.submissions import new_token
-from tests.base import make_question, make_survey, stored_tally, tally_of_reports
+from tests.base import make_multi_question, make_question, make_set_reports, make_survey, stored_tally, tally_of_reports
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
 OPTIONS = ["Focus time", "Pair work", "Written docs", "Stand-ups", "Mentoring"]
@@ -33,34 +33,6 @@ def add(client, survey, **fields):
         **fields,
     }
     return client.post(reverse("question_add", args=[survey.pk]), data)
-
-
-def make_multi_question(survey, mechanism="set-oue", max_choices=2, epsilon=2.0, **fields):
-    """A multi-select question over OPTIONS, its params as the builder stores them."""
-    values = {
-        "text": f"Which helped ({mechanism})?",
-        "kind": "multi_select",
-        "options": OPTIONS,
-        "epsilon": epsilon,
-        "mechanism": mechanism,
-        "mechanism_params": {"max_choices": max_choices},
-        **fields,
-    }
-    return actions.do_add_question(survey, values)
-
-
-def make_set_reports(question, sets, seed=0):
-    """Randomize true sets with the question's randomization (Python, fixed seed) and store the reports."""
-    from surveys.writes import add_to_tally, record_submissions
-
-    randomization = actions.sync_randomization(question)
-    packed = [row.tobytes() for row in randomization.build_mechanism().randomize(np.asarray(sets), rng=seed)]
-    submissions = record_submissions(question.survey, [None] * len(packed))
-    Report.objects.bulk_create(
-        Report(submission=submission, question=question, randomization=randomization, packed=row)
-        for submission, row in zip(submissions, packed, strict=True)
-    )
-    add_to_tally(randomization, packed)
 
 
 #: 1,000 respondents: 60 % chose option 0, 40 % option 2, 25 % option 0 and 2 together, 10 % nothing.
