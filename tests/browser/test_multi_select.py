@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 from django.urls import reverse
@@ -16,6 +17,7 @@ from surveys.models import Report, Submission
 from tests.base import make_multi_question, make_survey, make_user
 from tests.browser.conftest import assert_only_the_ledger_is_stored
 from tests.browser.test_respond_privacy import INSTRUMENT
+from tests.browser.test_respond_spec_check import tamper
 
 # Distinctive labels, so that any leak of a chosen option's text is unmistakable.
 OPTIONS = {
@@ -129,3 +131,30 @@ def test_the_same_set_gives_varying_reports(live_server, page, survey):
         page.click("[data-submit]")
         page.wait_for_selector("[data-receipt]:not([hidden])")
     assert len({bytes(r.packed) for r in Report.objects.filter(question=question)}) > 1
+
+
+@pytest.mark.parametrize(
+    ("question", "change", "says"),
+    [
+        # set-sue at epsilon 1, l = 2 of k = 5: p = 0.9, q = 0.1 would give 2 ln 9 + 2 ln 9 = 8.8.
+        (0, {"true_bit_probability": 0.9, "other_bit_probability": 0.1}, r"Question 1: .* give ε = 8\.78\d*, more"),
+        # padding-krr: an oracle over fewer items than k + l no longer hides the blanks.
+        (
+            2,
+            {"oracle": {"mechanism": "krr", "k": 5, "epsilon": 1.0, "keep_probability": 0.5}},
+            r"Question 3: .*malformed",
+        ),
+    ],
+    ids=["weakened-bits", "malformed-oracle"],
+)
+def test_a_tampered_multi_select_spec_is_refused_and_nothing_is_sent(live_server, page, survey, question, change, says):
+    tamper(page, live_server, survey, lambda specs: specs[question]["spec"].update(change))
+    posts = []
+    page.on("request", lambda request: posts.append(request) if request.method == "POST" else None)
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    page.locator("[data-question-id]").nth(question).locator("[data-option-index='0']").check()
+    page.click("[data-submit]")
+    error = page.locator("[data-error]")
+    error.wait_for(state="visible")
+    assert error.inner_text().startswith("Nothing was sent") and re.search(says, error.inner_text()), error.inner_text()
+    assert posts == [] and not Submission.objects.exists()
