@@ -146,7 +146,7 @@ def sync_randomization(question: Question) -> Randomization:
 
 
 #: Fields a copy of a survey does not take over: identity, lifecycle and timestamps.
-SURVEY_FIELDS_NOT_COPIED = {"id", "owner", "slug", "status", "created_at", "opened_at"}
+SURVEY_FIELDS_NOT_COPIED = {"id", "owner", "slug", "status", "created_at", "opened_at", "series", "round_number"}
 
 
 @transaction.atomic
@@ -168,6 +168,7 @@ def do_duplicate_survey(survey: Survey) -> Survey:
         question.pk = None
         question._state.adding = True
         question.survey = copy
+        question.series_question = ""  # a copy is not a round: its questions start their own series
         questions.append(question)
     Question.objects.bulk_create(questions)
     return copy
@@ -196,6 +197,11 @@ def open_problems(survey: Survey) -> list[str]:
         )
     if survey.closes_at is not None and survey.closes_at <= timezone.now():
         problems.append(_("The close date is in the past."))
+    if (
+        survey.series_id is not None
+        and Survey.objects.filter(series_id=survey.series_id, round_number__gt=survey.round_number or 0).exists()
+    ):
+        problems.append(_("A later round of this survey exists: only the latest round can be open."))
     return problems
 
 

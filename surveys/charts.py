@@ -139,3 +139,36 @@ def mean_interval(lo: float, hi: float, mean: float, low: float, high: float) ->
         axes.grid(axis="x", alpha=0.3)
         axes.spines[["top", "right", "left"]].set_visible(False)
         return _svg(figure)
+
+
+def trend_lines(
+    labels: Sequence[str], rounds: Sequence[int], values: np.ndarray, low: np.ndarray, high: np.ndarray, percent: bool
+) -> str:
+    """Each label's estimate round by round (rows: rounds, columns: labels) with its 95 % interval.
+
+    Labels are drawn side by side around each round (a small offset), so their bars do not overlap.
+    """
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        figure = Figure(figsize=(6.4, 2.6))
+        axes = figure.add_subplot()
+        x = np.asarray(rounds, dtype=float)
+        width = 0.3 / max(len(labels), 1)
+        for j, label in enumerate(labels):
+            shift = (j - (len(labels) - 1) / 2) * width
+            errors = np.vstack([values[:, j] - low[:, j], high[:, j] - values[:, j]]).clip(0, None)
+            axes.errorbar(x + shift, values[:, j], yerr=errors, fmt="o-", capsize=3, linewidth=1.2, label=_short(label))
+        axes.set_xticks(
+            x,
+            labels=[
+                pgettext("chart axis: round of a recurring survey", "Round %(number)s") % {"number": r} for r in rounds
+            ],
+        )
+        if percent:
+            axes.yaxis.set_major_formatter(PercentFormatter(xmax=1, decimals=0))
+        axes.grid(axis="y", alpha=0.3)
+        axes.spines[["top", "right"]].set_visible(False)
+        if len(labels) > 1 or labels[0]:
+            axes.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+        return _svg(figure)

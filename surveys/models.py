@@ -81,6 +81,36 @@ def new_slug() -> str:
     return secrets.token_urlsafe(16)
 
 
+def new_series_key() -> str:
+    """A recurring series' public id: 16 random bytes, URL-safe. Browsers key memoized responses by it."""
+    return secrets.token_urlsafe(16)
+
+
+class Series(models.Model):
+    """A recurring survey: its rounds are surveys that share this series (``Survey.series``).
+
+    Each round is a survey of its own (own share link, reports, tallies and results) whose questions
+    are copies of the previous round's with the same frozen randomization, so estimates are
+    comparable across rounds (:mod:`surveys.rounds`). ``key`` is public: respondents' browsers key
+    the permanent layer of memoized reports by (series key, question memo key, true value).
+    """
+
+    class Recurrence(models.TextChoices):
+        MANUAL = "manual", _("When I open the next round")
+        WEEKLY = "weekly", _("Every week")
+        MONTHLY = "monthly", _("Every month")
+
+    key = models.CharField(max_length=32, unique=True, default=new_series_key, editable=False)
+    recurrence = models.CharField(_("new rounds"), max_length=10, choices=Recurrence.choices, default=Recurrence.MANUAL)
+    next_round_at = models.DateTimeField(_("next round opens at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "series"
+
+    def __str__(self) -> str:
+        return f"series {self.key}"
+
+
 class Survey(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", _("Draft")
@@ -122,9 +152,12 @@ class Survey(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     opened_at = models.DateTimeField(null=True, blank=True)
+    series = models.ForeignKey(Series, on_delete=models.SET_NULL, null=True, blank=True, related_name="rounds")
+    round_number = models.PositiveIntegerField(_("round"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["series", "round_number"], name="one_survey_per_round")]
 
     def __str__(self) -> str:
         return self.title
@@ -232,6 +265,8 @@ class Question(models.Model):
     # Free-text questions: the normalized strings the organizer asks about ("how many wrote X?").
     # Not part of the randomization, so they may change after reports arrive.
     candidates = models.JSONField(_("candidate answers"), default=list, blank=True)
+    # Recurring surveys: the question's id across rounds (its first round's id; empty there).
+    series_question = models.CharField(max_length=24, blank=True, editable=False)
 
     class Meta:
         ordering = ["position", "id"]
@@ -252,6 +287,11 @@ class Question(models.Model):
 
     def has_reports(self) -> bool:
         return self.reports.exists()
+
+    @property
+    def memo_key(self) -> str:
+        """The question's id in its series, the same in every round (browsers memoize by it)."""
+        return self.series_question or str(self.pk)
 
     def current_randomization(self) -> Randomization | None:
         """The randomization in force (not retired), if it matches the current parameters."""

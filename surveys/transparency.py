@@ -20,16 +20,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from surveys.models import Question, Randomization, Survey
+from surveys.rounds import memo_block
 from surveys.submissions import randomizations_in_force
 
 
-def spec_entry(question: Question, randomization: Randomization) -> dict[str, Any]:
-    """One question's entry as the answer page sends it to the browser."""
-    return {
+def spec_entry(question: Question, randomization: Randomization, survey: Survey | None = None) -> dict[str, Any]:
+    """One question's entry as the answer page sends it to the browser (with its memo block in a
+    recurring survey: :func:`surveys.rounds.memo_block`)."""
+    entry = {
         "question": question.pk,
         "version": randomization.version,
         "spec": randomization.build_mechanism().client_spec(),
     }
+    memo = memo_block(survey, question, randomization.mechanism) if survey is not None else None
+    return entry | ({"memo": memo} if memo else {})
 
 
 def spec_digest(entries: list[dict[str, Any]]) -> str:
@@ -97,7 +101,7 @@ def survey_record(survey: Survey) -> SurveyRecord:
     records, entries = [], []
     for question in survey.questions.all():
         current = in_force.get(question.pk)
-        entry = spec_entry(question, current) if current is not None else None
+        entry = spec_entry(question, current, survey) if current is not None else None
         if entry is not None:
             entries.append(entry)
         versions = [

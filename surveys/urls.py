@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import accounts, author, home, invitations, ledger, preview, respond, results, transparency
+from surveys.views import accounts, author, home, invitations, ledger, preview, respond, results, rounds, transparency
 
 
 class ExportFormat:
@@ -33,6 +33,8 @@ urlpatterns = [
     path("surveys/<int:survey_id>/preview/check/", preview.preview_check, name="survey_preview_check"),
     path("surveys/<int:survey_id>/open/", author.survey_open, name="survey_open"),
     path("surveys/<int:survey_id>/close/", author.survey_close, name="survey_close"),
+    path("surveys/<int:survey_id>/recurrence/", rounds.survey_recurrence, name="survey_recurrence"),
+    path("surveys/<int:survey_id>/rounds/next/", rounds.survey_next_round, name="survey_next_round"),
     path("surveys/<int:survey_id>/invitations/", invitations.invitation_links, name="invitations"),
     path("surveys/<int:survey_id>/invitations/mail/", invitations.invitation_emails, name="invitation_emails"),
     path("surveys/<int:survey_id>/invitations/remind/", invitations.invitation_reminders, name="invitation_reminders"),

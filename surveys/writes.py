@@ -190,7 +190,7 @@ def _submit_in_one_statement(
         cursor.execute(SUBMIT_SQL, params)
         inserted, found, retired, shut, repeated, limited, uninvited, invited = cursor.fetchone()
     if shut:
-        raise SubmissionError(403, _("This survey is not accepting responses."))
+        raise not_accepting(submission.survey)
     if found != len(randomizations) or retired:
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
     if repeated:
@@ -204,6 +204,18 @@ def _submit_in_one_statement(
     if not inserted:
         raise SubmissionError(409, _("These answers were already sent."))
     return True
+
+
+def not_accepting(survey: Survey) -> SubmissionError:
+    """The refusal of a submission to a survey that is not open: a round of a recurring survey says
+    which (400: reports of a closed round are never taken, the next round has its own link)."""
+    if survey.series_id is not None:
+        message = _(
+            "Round %(round)s of this survey is closed and takes no more reports. Answer the current round "
+            "at its own link."
+        ) % {"round": survey.round_number}
+        return SubmissionError(400, message)
+    return SubmissionError(403, _("This survey is not accepting responses."))
 
 
 UNINVITED = _lazy("This survey takes answers by invitation only. Open the link from your invitation to answer.")
@@ -246,7 +258,7 @@ def lock_randomizations(survey: Survey, randomizations: list[Randomization]) -> 
         cursor.execute(sql, [now, survey.pk, *ids])
         rows = cursor.fetchall()
     if any(status != Survey.Status.OPEN or closed for _retired, status, closed, _invite_only in rows):
-        raise SubmissionError(403, _("This survey is not accepting responses."))
+        raise not_accepting(survey)
     if len(rows) != len(ids) or any(retired for retired, _status, _closed, _invite_only in rows):
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
     return any(bool(invite_only) for *_, invite_only in rows)

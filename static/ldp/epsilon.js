@@ -21,6 +21,11 @@
  *   options, else 0; HCMS: |ln(p / (1 - p))| under the same condition.
  * - RAPPOR (rappor.js): one report's epsilon_1 = h ln(q* (1 - p*) / (p* (1 - q*))); the
  *   longitudinal epsilon_inf of its memoized layer is rappor.js's epsilonInfinity.
+ *
+ * A recurring survey's memoized question carries a `memo` block beside its spec ({series,
+ * question, layers}, checked by checkMemo): its reports are a permanent layer derived from the
+ * device secret per (series, question, answer) under a fresh instantaneous layer each round. The
+ * page promises both the per-round epsilon and epsilon_inf for it, and both are recomputed.
  * - Text sketches (freetext.js): 2 |ln(p / (1 - p))| as CMS, |ln(p / (1 - p))| as HCMS.
  * - Multi-select (multiselect.js, setSpecEpsilon): unary encodings of a set of at most l options
  *   l max(L1, L0) + min(l, k - l) min(L1, L0); padding-and-sampling ln(1 + (p / q - 1) / l)
@@ -34,7 +39,7 @@
 import { checkTextSketchSpec } from "./freetext.js";
 import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
-import { checkRapporSpec, epsilonOneReport } from "./rappor.js";
+import { checkRapporSpec, epsilonInfinity, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
 
 /** The multi-select mechanisms (ldp.multiselect.SET_MECHANISMS). */
@@ -144,14 +149,50 @@ export function specPrivacy(spec) {
   return NUMERIC[mechanism](spec);
 }
 
+/** The layers of a memoized report, per mechanism (surveys/rounds.py MEMO_LAYERS). */
+export const MEMO_LAYERS = Object.freeze({ rappor: "memoized-prr+irr" });
+
+/** Longest series or question id a memo block may carry. */
+const MEMO_ID_LENGTH = 64;
+
+/**
+ * Throw a SpecError unless `memo` is a well-formed memo block for `spec`'s mechanism.
+ * @param {any} memo
+ * @param {any} spec
+ */
+export function checkMemo(memo, spec) {
+  if (memo === null || typeof memo !== "object" || Array.isArray(memo)) throw new SpecError("memo", "must be an object", "memo block");
+  const keys = Object.keys(memo).sort().join(",");
+  if (keys !== "layers,question,series") throw new SpecError("memo", `must have exactly layers, question and series, got ${keys}`, "memo block");
+  for (const name of ["series", "question"]) {
+    const value = memo[name];
+    if (typeof value !== "string" || value.length === 0 || value.length > MEMO_ID_LENGTH) {
+      throw new SpecError(`memo.${name}`, `must be a string of 1 to ${MEMO_ID_LENGTH} characters`, "memo block");
+    }
+  }
+  const mechanism = spec?.mechanism;
+  const layers = Object.prototype.hasOwnProperty.call(MEMO_LAYERS, mechanism) ? MEMO_LAYERS[/** @type {"rappor"} */ (mechanism)] : undefined;
+  if (layers === undefined) throw new SpecError("memo", `mechanism ${JSON.stringify(mechanism)} has no memoized form`, "memo block");
+  if (memo.layers !== layers) throw new SpecError("memo.layers", `must be ${JSON.stringify(layers)}, got ${JSON.stringify(memo.layers)}`, "memo block");
+  return memo;
+}
+
+/**
+ * epsilon_inf of a memoized spec: the permanent layer's epsilon, whatever the number of rounds.
+ * @param {any} spec  checked already
+ */
+export function memoEpsilonInfinity(spec) {
+  return epsilonInfinity(spec);
+}
+
 /**
  * @typedef {object} PagePromise
  * @property {number} total  the survey's stated total epsilon
  * @property {number | null} [cap]  the survey's budget cap, if any
- * @property {Record<string, {epsilon: number, delta?: number}>} questions  by question id
+ * @property {Record<string, {epsilon: number, delta?: number, epsilon_infinity?: number}>} questions  by question id
  *
  * @typedef {object} Problem
- * @property {"malformed" | "unpromised" | "epsilon" | "delta" | "total" | "cap"} reason
+ * @property {"malformed" | "unpromised" | "epsilon" | "delta" | "total" | "cap" | "epsilon_infinity" | "unmemoized"} reason
  * @property {number} [question]
  * @property {number} [found]  the recomputed value
  * @property {number} [promised]
@@ -165,10 +206,12 @@ export function specPrivacy(spec) {
 const exceeds = (found, promised) => !(found <= promised * (1 + TOLERANCE));
 
 /**
- * Every way the specs the page received break what the page promises: a malformed spec, a
- * question without a promise, a recomputed epsilon (delta) above the question's, and a total
- * above the survey's stated total or its cap. An empty list means the page may send.
- * @param {{question: number, spec: any}[]} entries
+ * Every way the specs the page received break what the page promises: a malformed spec or memo
+ * block, a question without a promise, a recomputed epsilon (delta) above the question's, a
+ * memoized question whose recomputed epsilon_inf is above the promised one, a promised epsilon_inf
+ * for a question that is not memoized (its rounds would add up), and a total above the survey's
+ * stated total or its cap. An empty list means the page may send.
+ * @param {{question: number, spec: any, memo?: any}[]} entries
  * @param {PagePromise} promise
  * @returns {Problem[]}
  */
@@ -176,10 +219,11 @@ export function checkPromises(entries, promise) {
   /** @type {Problem[]} */
   const problems = [];
   let total = 0;
-  for (const { question, spec } of entries) {
+  for (const { question, spec, memo } of entries) {
     let privacy;
     try {
       privacy = specPrivacy(spec);
+      if (memo !== undefined) checkMemo(memo, spec);
     } catch (error) {
       if (!(error instanceof SpecError)) throw error;
       problems.push({ reason: "malformed", question, detail: error.message });
@@ -193,6 +237,15 @@ export function checkPromises(entries, promise) {
     }
     if (exceeds(privacy.epsilon, promised.epsilon)) {
       problems.push({ reason: "epsilon", question, found: privacy.epsilon, promised: promised.epsilon });
+    }
+    if (memo !== undefined) {
+      const bound = memoEpsilonInfinity(spec);
+      const promisedBound = promised.epsilon_infinity;
+      if (typeof promisedBound !== "number" || exceeds(bound, promisedBound)) {
+        problems.push({ reason: "epsilon_infinity", question, found: bound, promised: promisedBound });
+      }
+    } else if (promised.epsilon_infinity !== undefined) {
+      problems.push({ reason: "unmemoized", question });
     }
     const promisedDelta = promised.delta ?? 0;
     if (privacy.delta > 0 && exceeds(privacy.delta, promisedDelta)) {

@@ -1,10 +1,12 @@
 // @ts-check
 /**
- * The ledger page: lists what this browser's ledger (static/ldp/ledger.js, localStorage) holds.
- * Reads and deletes locally; sends nothing.
+ * The ledger page: lists what this browser's ledger (static/ldp/ledger.js, localStorage) holds,
+ * each recurring survey's rounds, and whether this browser keeps a device secret (memo.js), which
+ * the respondent may delete. Reads and deletes locally; sends nothing.
  */
 
 import { forgetLedger, ledgerTotals, readLedger } from "../ldp/ledger.js";
+import { SECRET_KEY, forgetDeviceSecret } from "../ldp/memo.js";
 
 /** @param {number} epsilon */
 const formatEpsilon = (epsilon) => `ε = ${Number(epsilon.toPrecision(4))}`;
@@ -19,7 +21,8 @@ function show(section) {
     const days = entries.filter((entry) => entry.survey === survey.survey).map((entry) => entry.day);
     const row = document.createElement("tr");
     row.dataset.survey = survey.survey;
-    for (const text of [survey.title || survey.survey, [...new Set(days)].join(", "), formatEpsilon(survey.sequential)]) {
+    const rounds = survey.rounds.join(", ") || "—";
+    for (const text of [survey.title || survey.survey, [...new Set(days)].join(", "), rounds, formatEpsilon(survey.sequential)]) {
       const cell = document.createElement("td");
       cell.textContent = text;
       row.append(cell);
@@ -40,3 +43,21 @@ document.querySelector("[data-ledger-forget]")?.addEventListener("click", () => 
   forgetLedger();
   if (section) show(section);
 });
+
+/** @param {HTMLElement} box */
+function showSecret(box) {
+  const kept = globalThis.localStorage.getItem(SECRET_KEY) !== null;
+  const label = document.querySelector(kept ? "[data-secret-kept-label]" : "[data-secret-none-label]");
+  /** @type {HTMLElement} */ (box.querySelector("[data-device-secret-state]")).textContent = label?.textContent || "";
+  /** @type {HTMLButtonElement} */ (box.querySelector("[data-device-secret-forget]")).disabled = !kept;
+  box.hidden = false;
+}
+
+const secretBox = /** @type {HTMLElement | null} */ (document.querySelector("[data-device-secret]"));
+if (secretBox) {
+  showSecret(secretBox);
+  secretBox.querySelector("[data-device-secret-forget]")?.addEventListener("click", () => {
+    forgetDeviceSecret();
+    showSecret(secretBox);
+  });
+}

@@ -39,6 +39,12 @@ function describe(problem, numberOf) {
       "Together the parameters give ε = %(found)s, more than the total ε = %(promised)s this page promises.",
     ),
     cap: gettext("Together the parameters give ε = %(found)s, more than the survey's budget cap ε = %(promised)s."),
+    epsilon_infinity: gettext(
+      "Question %(number)s: over all rounds the parameters this page received give ε∞ = %(found)s, more than the ε∞ = %(promised)s it promises.",
+    ),
+    unmemoized: gettext(
+      "Question %(number)s: this page promises a bound over all rounds, but the answer would not be memoized.",
+    ),
   };
   return interpolate(formats[problem.reason], values, true);
 }

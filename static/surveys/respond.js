@@ -7,6 +7,10 @@
  * checked on a multi-select question are randomized as one set (multiselect.js). Nothing is written to
  * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
  * ledger in localStorage, the answers are cleared and a receipt shows the reports.
+ *
+ * A recurring survey's memoized question (its spec entry carries a `memo` block) is randomized in
+ * two layers (memo.js): the permanent one derived from this browser's device secret per (series,
+ * question, answer), the same every round, and fresh noise on top. The secret stays in localStorage.
  */
 
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
@@ -16,6 +20,7 @@ import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { recordSpends } from "../ldp/ledger.js";
+import { loadDeviceSecret, rapporRound, roundSpend } from "../ldp/memo.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -34,7 +39,7 @@ if (form) setUp(form);
 /** @param {HTMLFormElement} form */
 function setUp(form) {
   const specElement = /** @type {HTMLElement} */ (document.getElementById("murmur-specs"));
-  /** @type {Map<number, {question: number, version: number, spec: any}>} */
+  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string}}>} */
   const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
@@ -79,7 +84,7 @@ function setUp(form) {
       const takes = fieldset.dataset.takes;
       const report =
         takes === "text"
-          ? await randomizeAnswerText(entry.spec, answer.text, random)
+          ? await randomizeAnswerText(entry, answer.text, random)
           : takes === "set"
             ? randomizeSet(entry.spec, answer.chosen, random)
             : takes === "value"
@@ -105,7 +110,7 @@ function setUp(form) {
         submitButton.disabled = false;
         return;
       }
-      if (!data.preview) recordInLedger(form, data.receipt);
+      if (!data.preview) recordInLedger(form, data.receipt, specs);
       showReceipt(form, reports, data.receipt);
     } catch {
       showError(errorBox, gettext("Sending failed. Check your connection and try again."));
@@ -117,19 +122,29 @@ function setUp(form) {
 /**
  * Add the sent questions' epsilons to this browser's ledger (static/ldp/ledger.js): the survey, its
  * title, each question's id and epsilon, and the day; no answer and no report. Never sent anywhere.
- * A browser that refuses storage simply keeps no ledger.
+ * A round of a recurring survey is recorded under its series (survey = series id) with its round
+ * number, and a memoized question with its longitudinal bound (memo.js roundSpend). A browser that
+ * refuses storage simply keeps no ledger.
  * @param {HTMLFormElement} form
  * @param {{question: number, epsilon: number}[]} receipt
+ * @param {Map<number, {spec: any, memo?: {question: string}}>} specs
  */
-function recordInLedger(form, receipt) {
+function recordInLedger(form, receipt, specs) {
+  const series = form.dataset.series || null;
   try {
     recordSpends(
-      receipt.map((item) => ({
-        survey: form.dataset.survey || "",
-        title: form.dataset.surveyTitle || "",
-        question: String(item.question),
-        epsilon: item.epsilon,
-      })),
+      receipt.map((item) => {
+        const entry = specs.get(item.question);
+        return {
+          survey: series || form.dataset.survey || "",
+          title: form.dataset.surveyTitle || "",
+          series,
+          round: series ? Number(form.dataset.round) : null,
+          question: entry?.memo ? entry.memo.question : String(item.question),
+          epsilon: item.epsilon,
+          memo: entry?.memo ? roundSpend(entry.spec).memo : null,
+        };
+      }),
     );
   } catch {
     // Storage full or disabled: the ledger is a courtesy; the answers were sent.
@@ -146,12 +161,17 @@ function invitationToken() {
 
 /**
  * One report of a short answer, already normalized: a sketch report (text-cms, text-hcms) or a
- * RAPPOR report in a cohort drawn here, uniformly (the cohort says nothing about the answer).
- * @param {any} spec
+ * RAPPOR report in a cohort drawn here, uniformly (the cohort says nothing about the answer); in a
+ * recurring survey (a `memo` block) RAPPOR's cohort and permanent layer come from the device secret.
+ * @param {{spec: any, memo?: {series: string, question: string}}} entry
  * @param {string} text
  * @param {import("../ldp/randomize.js").RandomSource} random
  */
-async function randomizeAnswerText(spec, text, random) {
+async function randomizeAnswerText(entry, text, random) {
+  const spec = entry.spec;
+  if (spec.mechanism === "rappor" && entry.memo) {
+    return rapporRound(loadDeviceSecret(), entry.memo.series, entry.memo.question, text, spec, random);
+  }
   if (spec.mechanism === "rappor") return randomizeRappor(spec, text, uniformInt(spec.cohorts, random), random);
   if (spec.mechanism === "text-hcms") return randomizeTextHadamard(spec, text, random);
   return randomizeText(spec, text, random);

@@ -25,7 +25,7 @@ from ldp.advisor import recommend
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.textreports import TextReports
-from surveys import actions
+from surveys import actions, rounds
 from surveys.access import get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import (
@@ -80,6 +80,7 @@ def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
 def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[str, Any]:
     context = {
         **lifecycle_context(request, survey),
+        **rounds.round_context(survey),
         "cards": [make_card(q) for q in survey.questions.all()],
         "settings_form": SurveyForm(instance=survey),
         "add_form": QuestionForm(survey=survey),
@@ -147,6 +148,8 @@ def survey_create(request: HttpRequest) -> HttpResponse:
 @require_GET
 def survey_detail(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
+    if rounds.open_if_due(survey.series_id) is not None:
+        survey.refresh_from_db()
     return render(request, BUILDER, builder_context(request, survey))
 
 

@@ -7,7 +7,7 @@ all, and answers every refusal with a 4xx status and a sentence saying why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from surveys import actions
+from surveys import actions, rounds
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import cost_of
 from surveys.kinds import family
@@ -51,6 +51,10 @@ class AnswerItem:
     spec: dict[str, Any]
     privacy: Any
     """The privacy figures the page shows (:func:`surveys.costs.cost_of`)."""
+    memo: dict[str, str] | None = None
+    """A recurring survey's memoized question: its spec entry's ``memo`` block (:func:`surveys.rounds.memo_block`)."""
+    epsilon_infinity: float | None = None
+    """Memoized: the longitudinal bound, the permanent layer's epsilon over any number of rounds."""
 
     @property
     def takes(self) -> str:
@@ -100,12 +104,16 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     ``total_epsilon`` the page states and the ``promise``: the budgets the page states, which the
     browser holds the specs to before it sends anything (static/ldp/epsilon.js).
     """
-    specs = [{"question": i.question.pk, "version": i.version, "spec": i.spec} for i in items]
+    items = [with_memo(survey, i) for i in items]
+    specs = [
+        {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
+        for i in items
+    ]
     total_epsilon = sum(i.question.epsilon for i in items)
     promise = {
         "total": total_epsilon,
         "cap": survey.epsilon_cap,
-        "questions": {str(i.question.pk): question_promise(i.question) for i in items},
+        "questions": {str(i.question.pk): question_promise(i.question, i.epsilon_infinity) for i in items},
     }
     return {
         "items": items,
@@ -116,16 +124,28 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     }
 
 
-def question_promise(question: Question) -> dict[str, float]:
-    """The question's stated budget: its epsilon, and its delta for an (epsilon, delta) mechanism."""
+def with_memo(survey: Survey, item: AnswerItem) -> AnswerItem:
+    """The item with its memo block and longitudinal bound when the survey recurs and its mechanism memoizes."""
+    memo = rounds.memo_block(survey, item.question, item.spec["mechanism"])
+    if memo is None:
+        return item
+    return replace(item, memo=memo, epsilon_infinity=rounds.permanent_epsilon(item.spec))
+
+
+def question_promise(question: Question, epsilon_infinity: float | None = None) -> dict[str, float]:
+    """The question's stated budget: its epsilon per report, its delta for an (epsilon, delta)
+    mechanism, and for a memoized question of a recurring survey the bound over all rounds."""
     delta = question.mechanism_params.get("delta")
-    return {"epsilon": question.epsilon} | ({"delta": float(delta)} if delta is not None else {})
+    promise = {"epsilon": question.epsilon} | ({"delta": float(delta)} if delta is not None else {})
+    return promise | ({"epsilon_infinity": epsilon_infinity} if epsilon_infinity is not None else {})
 
 
 @require_GET
 @ensure_csrf_cookie
 def respond(request: HttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
+    if survey.series_id is not None and rounds.open_if_due(survey.series_id) is not None:
+        survey.refresh_from_db()  # a schedule just opened the next round, which closed this one
     accepting = survey.accepting_responses()
     blocked = not survey.allow_repeat_responses and has_responded(request, survey)
     items = answer_items(survey) if accepting and not blocked else []
@@ -136,6 +156,7 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
         **specs_context(survey, items),
         "token": new_token(survey) if items else "",
         "invitations_used": bool(items) and (survey.invite_only or survey.invitations.exists()),
+        "current_round": None if accepting else rounds.current_round(survey),
     }
     return render(request, "surveys/respond.html", context)
 
@@ -148,6 +169,8 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
     except Http404:
         return JsonResponse({"error": _("There is no survey at this link, or it is not open yet.")}, status=404)
     try:
+        if survey.series_id is not None:
+            rounds.open_if_due(survey.series_id)  # a due round closes this one: the write then refuses
         body = read_json_body(request)
         parsed = parse_submission(survey, body)
         reports = parsed.reports

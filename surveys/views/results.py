@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from ldp.advisor import Z_95
-from surveys import charts, integrity, tallies
+from surveys import charts, integrity, rounds, tallies, trends
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
 from surveys.forms import CandidatesForm
@@ -262,6 +262,50 @@ def dashboard_context(
     }
 
 
+def trends_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+    """A recurring survey's trends (:mod:`surveys.trends`): per question a chart of every round's
+    estimate with its 95 % interval, and the difference between two rounds (``?from=a&to=b``; by
+    default the last two rounds with estimates)."""
+    series = rounds.rounds_of(survey)
+    if len(series) < 2:
+        return {}
+    found, signature = trends.series_trends(series)
+    numbers = [r.round_number for r in series]
+    first, second = (
+        _round_choice(request, "from", numbers, numbers[-2]),
+        _round_choice(request, "to", numbers, numbers[-1]),
+    )
+    views = []
+    for trend in found:
+        chart = ""
+        if trend.rounds and trend.labels:
+            labels = _digest(json.dumps(trend.labels))
+            key = f"murmur:trend:{charts.CHART_VERSION}:{signature}:{trend.key}:{labels}:{get_language()}"
+            chart = cache.get(key)
+            if chart is None:
+                values = np.array([r.values for r in trend.rounds])
+                low = np.array([r.low for r in trend.rounds])
+                high = np.array([r.high for r in trend.rounds])
+                numbers_shown = [r.round_number for r in trend.rounds]
+                chart = charts.trend_lines(trend.labels, numbers_shown, values, low, high, trend.percent)
+                cache.set(key, chart, CACHE_SECONDS)
+        views.append({"trend": trend, "chart": chart, "difference": trend.difference(first, second)})
+    return {
+        "trends": views,
+        "trend_signature": signature,
+        "round_numbers": numbers,
+        "compare": (first, second),
+    }
+
+
+def _round_choice(request: HttpRequest, name: str, numbers: list[int], default: int) -> int:
+    try:
+        chosen = int(request.GET.get(name, default))
+    except ValueError:
+        return default
+    return chosen if chosen in numbers else default
+
+
 def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
     """An ETag for a results page: it changes whenever anything the page shows can change.
 
@@ -302,18 +346,22 @@ def _digest(text: str) -> str:
 @reads_results
 def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
+    if rounds.open_if_due(survey.series_id) is not None:
+        survey.refresh_from_db()
     kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey)
     if request.htmx and request.GET.get("since") == state.signature:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
+    trend = {} if request.htmx else trends_context(request, survey)
 
     def render_page() -> HttpResponse:
-        context = dashboard_context(survey, kind, state, bands=bands)
+        context = dashboard_context(survey, kind, state, bands=bands) | trend
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
 
-    response = conditional(request, page_etag(request, survey, state, "dashboard", kind, bands), render_page)
+    parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"))
+    response = conditional(request, page_etag(request, survey, state, *parts), render_page)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -412,6 +460,7 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
 # -- exports ----------------------------------------------------------------------------------
 
 ESTIMATE_COLUMNS = [
+    "round",
     "question_id",
     "question",
     "kind",
@@ -467,6 +516,7 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
 def _common(result: QuestionResult) -> dict[str, Any]:
     r = result.randomization
     return {
+        "round": result.question.survey.round_number,
         "question_id": result.question.pk,
         "question": result.question.text,
         "kind": result.question.kind,
@@ -590,6 +640,7 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
     if fmt == "json":
         payload = {
             "survey": survey.title,
+            "round": survey.round_number,
             "level": 0.95,
             "estimates": rows,
             "text_tallies": text_tallies(survey),
@@ -668,12 +719,17 @@ def multi_select_tallies(survey: Survey) -> list[dict[str, Any]]:
 
 
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:
+    """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
+    survey's memoized reports (:data:`surveys.rounds.MEMO_LAYERS`), empty for one-layer reports."""
     records = []
     for question in survey.questions.all():
         for r in question.randomizations.all():
+            memo = rounds.memo_block(survey, question, r.mechanism)
             records.append(
                 {
+                    "round": survey.round_number,
                     "question_id": question.pk,
+                    "memo": memo["layers"] if memo else "",
                     "question": question.text,
                     "kind": question.kind,
                     "unit": question.unit,
@@ -706,6 +762,7 @@ def report_records(survey: Survey) -> Iterator[dict[str, Any]]:
         if randomization_id not in mechanisms:
             mechanisms[randomization_id] = randomization.build_mechanism()
         yield {
+            "round": survey.round_number,
             "submission": submission_id,
             "received_hour": hour.isoformat(),
             "question_id": question_id,
@@ -730,7 +787,7 @@ def export_reports(request: HttpRequest, survey_id: int, fmt: str) -> StreamingH
 
 
 def _json_report_stream(survey: Survey) -> Iterator[str]:
-    head = {"survey": survey.title, "randomizations": randomization_records(survey)}
+    head = {"survey": survey.title, "round": survey.round_number, "randomizations": randomization_records(survey)}
     yield json.dumps(head)[:-1] + ', "reports": ['
     for i, record in enumerate(report_records(survey)):
         yield ("," if i else "") + json.dumps(record, separators=(",", ":"))
@@ -742,12 +799,24 @@ def _csv_report_stream(survey: Survey) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(
-        ["submission", "received_hour", "question_id", "version", "mechanism", "k", "epsilon", "params", "report"]
+        [
+            "round",
+            "submission",
+            "received_hour",
+            "question_id",
+            "version",
+            "mechanism",
+            "k",
+            "epsilon",
+            "params",
+            "report",
+        ]
     )
     for record in report_records(survey):
         r = versions[(record["question_id"], record["version"])]
         writer.writerow(
             [
+                record["round"] or "",
                 record["submission"],
                 record["received_hour"],
                 record["question_id"],

@@ -1,0 +1,196 @@
+"""Recurring surveys: a series of rounds, opened by hand or on a schedule.
+
+A round is a survey of its own (its own share link, reports, sharded tallies and results); the
+rounds of one :class:`~surveys.models.Series` carry copies of the same questions with the same
+frozen randomization parameters, so their estimates are comparable, and each question keeps one
+id across rounds (:attr:`~surveys.models.Question.memo_key`). Opening the next round closes the
+one before, so a series has at most one open round.
+
+Schedules need no daemon: a weekly or monthly series stores when its next round is due, and the
+round is opened by whoever comes first after that time, a respondent on any round's link, the
+organizer's pages, or ``manage.py open_due_rounds`` from cron (:func:`open_due_rounds`). However
+late that is, one round opens and the due time moves past the present (missed periods are not
+opened retroactively).
+
+Memoization (``ldp.memo``, ``static/ldp/memo.js``): for a question of a recurring survey whose
+mechanism has a memoized form, the answer page's spec entry carries a ``memo`` block
+(:func:`memo_block`) naming the series, the question's id in it and the layers of its reports;
+the browser derives the permanent layer from a device secret it never sends.
+"""
+
+from __future__ import annotations
+
+import calendar
+import logging
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from surveys.actions import SURVEY_FIELDS_NOT_COPIED, LifecycleError, do_close_survey, do_open_survey
+from surveys.models import Question, Series, Survey
+
+log = logging.getLogger(__name__)
+
+#: The layers of a memoized report, per mechanism: RAPPOR's permanent randomized response (PRR,
+#: memoized per series, question and true value) under a fresh instantaneous one (IRR) each round.
+MEMO_LAYERS = {"rappor": "memoized-prr+irr"}
+
+
+def memo_block(survey: Survey, question: Question, mechanism: str) -> dict[str, str] | None:
+    """The spec entry's ``memo`` block for a question of a recurring survey, or None (not memoized)."""
+    if survey.series_id is None or mechanism not in MEMO_LAYERS:
+        return None
+    return {"series": survey.series.key, "question": question.memo_key, "layers": MEMO_LAYERS[mechanism]}
+
+
+def permanent_epsilon(spec: dict[str, Any]) -> float:
+    """epsilon_inf of a memoized client spec: RAPPOR's 2h ln((1 - f/2) / (f/2)), whatever the rounds."""
+    if spec["mechanism"] != "rappor":
+        raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")
+    return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
+
+
+def add_month(moment: datetime) -> datetime:
+    """The same day and time one calendar month later (the month's last day if it is shorter)."""
+    year, month = (moment.year + 1, 1) if moment.month == 12 else (moment.year, moment.month + 1)
+    return moment.replace(year=year, month=month, day=min(moment.day, calendar.monthrange(year, month)[1]))
+
+
+def next_due(recurrence: str, after: datetime) -> datetime | None:
+    """When a round opened at ``after`` is followed by the next one (None: by hand)."""
+    if recurrence == Series.Recurrence.WEEKLY:
+        return after + timedelta(days=7)
+    if recurrence == Series.Recurrence.MONTHLY:
+        return add_month(after)
+    return None
+
+
+def rounds_of(survey: Survey) -> list[Survey]:
+    """The survey's series, round by round (the survey alone when it is not recurring)."""
+    if survey.series_id is None:
+        return [survey]
+    return list(Survey.objects.filter(series_id=survey.series_id).order_by("round_number"))
+
+
+def latest_round(series: Series) -> Survey:
+    return series.rounds.order_by("-round_number").first()  # type: ignore[return-value]
+
+
+@transaction.atomic
+def do_make_recurring(survey: Survey, recurrence: str, now: datetime | None = None) -> Series:
+    """Make the survey round 1 of a new series, or change its series' schedule.
+
+    A weekly or monthly schedule counts from now: the next round is due one period later.
+    """
+    if recurrence not in Series.Recurrence.values:
+        raise LifecycleError(_("Choose when new rounds open."))
+    now = now or timezone.now()
+    series = survey.series
+    if series is None:
+        series = Series.objects.create(recurrence=recurrence)
+        survey.series, survey.round_number = series, 1
+        survey.save(update_fields=["series", "round_number"])
+    series.recurrence = recurrence
+    series.next_round_at = next_due(recurrence, now)
+    series.save(update_fields=["recurrence", "next_round_at"])
+    return series
+
+
+@transaction.atomic
+def do_open_next_round(survey: Survey, now: datetime | None = None) -> Survey:
+    """Close the series' latest round and open the next: a copy of its settings and questions.
+
+    The questions keep their randomization parameters (each round freezes its own snapshot of the
+    same parameters) and their id in the series. Locks the series, so two triggers at once open one
+    round, and the second caller gets the round the first opened.
+    """
+    if survey.series_id is None:
+        raise LifecycleError(_("Make the survey recurring first."))
+    series = Series.objects.select_for_update().get(pk=survey.series_id)
+    now = now or timezone.now()
+    return _open_next(series, now, base=now)
+
+
+def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
+    """Open the next round; a schedule's next due time is one period after ``base`` (and after now)."""
+    latest = latest_round(series)
+    if latest.status == Survey.Status.DRAFT:
+        raise LifecycleError(_("Open the survey before starting its next round."))
+    if latest.status == Survey.Status.OPEN:
+        do_close_survey(latest)
+    copy = Survey(owner=latest.owner)
+    for field in Survey._meta.concrete_fields:
+        if field.name not in SURVEY_FIELDS_NOT_COPIED:
+            setattr(copy, field.attname, getattr(latest, field.attname))
+    copy.series, copy.round_number, copy.closes_at = series, (latest.round_number or 1) + 1, None
+    copy.save()
+    questions = []
+    for question in latest.questions.all():
+        key = question.memo_key
+        question.pk = None
+        question._state.adding = True
+        question.survey = copy
+        question.series_question = key
+        questions.append(question)
+    Question.objects.bulk_create(questions)
+    do_open_survey(copy)
+    series.next_round_at = next_due(series.recurrence, base)
+    while series.next_round_at is not None and series.next_round_at <= now:
+        series.next_round_at = next_due(series.recurrence, series.next_round_at)
+    series.save(update_fields=["next_round_at"])
+    return copy
+
+
+def open_if_due(series_id: int | None, now: datetime | None = None) -> Survey | None:
+    """Open the series' next round if its schedule says it is due (the new round, else None).
+
+    Cheap when nothing is due (one indexed read); safe under concurrency (the series is locked and
+    re-checked). A round that cannot open (its organizer has not confirmed their address, a
+    question became invalid) is logged and its due time kept, so a later trigger tries again.
+    """
+    if series_id is None:
+        return None
+    now = now or timezone.now()
+    if not Series.objects.filter(pk=series_id, next_round_at__lte=now).exists():
+        return None
+    try:
+        with transaction.atomic():
+            series = Series.objects.select_for_update().get(pk=series_id)
+            if series.next_round_at is None or series.next_round_at > now:
+                return None
+            return _open_next(series, now, base=series.next_round_at)
+    except LifecycleError as error:
+        log.warning("series %s: the next round could not open: %s", series_id, error)
+        return None
+
+
+def open_due_rounds(now: datetime | None = None) -> list[Survey]:
+    """Open every series' due round (``manage.py open_due_rounds``, e.g. hourly from cron)."""
+    now = now or timezone.now()
+    due = Series.objects.filter(next_round_at__lte=now).values_list("pk", flat=True)
+    opened = [open_if_due(pk, now) for pk in list(due)]
+    return [survey for survey in opened if survey is not None]
+
+
+def current_round(survey: Survey) -> Survey | None:
+    """The series' open round other than this survey, if there is one (for links from old rounds)."""
+    if survey.series_id is None:
+        return None
+    latest = Survey.objects.filter(series_id=survey.series_id).aggregate(last=Max("round_number"))["last"]
+    if latest is None or latest == survey.round_number:
+        return None
+    return Survey.objects.filter(series_id=survey.series_id, round_number=latest, status=Survey.Status.OPEN).first()
+
+
+def round_context(survey: Survey) -> dict[str, Any]:
+    """What the builder's rounds box shows."""
+    return {
+        "series": survey.series,
+        "rounds": rounds_of(survey) if survey.series_id is not None else [],
+        "recurrence_choices": Series.Recurrence.choices,
+    }

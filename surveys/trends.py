@@ -1,0 +1,140 @@
+"""Trends of a recurring survey: each question's estimate round by round, and round differences.
+
+Every round is estimated from its own tally (:class:`surveys.results.SurveyState`) with the
+unbiased estimator and its analytic standard error, so a round's 95 % interval is the estimate
+± 1.96 standard errors (the dashboard's "unbiased" band). Questions are matched across rounds by
+their id in the series (:attr:`~surveys.models.Question.memo_key`).
+
+The difference between two rounds a and b is estimated as b - a with standard error
+sqrt(se_a² + se_b²): the variances add because the rounds are treated as independent samples.
+Where the same people answer both rounds with memoized reports (RAPPOR's permanent layer), the
+two rounds' estimates are positively correlated, the true variance of the difference is smaller,
+and the interval is conservative (wider than it needs to be).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import ldp
+from ldp.advisor import Z_95
+from surveys.models import Question, Survey
+from surveys.results import QuestionResult, SurveyState, cached_text_query
+
+
+@dataclass(frozen=True)
+class RoundEstimate:
+    """One round's estimate of a question: a value per label (an option, the mean, a candidate)."""
+
+    round_number: int
+    n: int
+    values: np.ndarray
+    standard_errors: np.ndarray
+
+    @property
+    def low(self) -> np.ndarray:
+        return self.values - Z_95 * self.standard_errors
+
+    @property
+    def high(self) -> np.ndarray:
+        return self.values + Z_95 * self.standard_errors
+
+
+@dataclass(frozen=True)
+class DifferenceRow:
+    label: str
+    value: float
+    standard_error: float
+
+    @property
+    def low(self) -> float:
+        return self.value - Z_95 * self.standard_error
+
+    @property
+    def high(self) -> float:
+        return self.value + Z_95 * self.standard_error
+
+    @property
+    def clear(self) -> bool:
+        """The 95 % interval excludes zero."""
+        return self.low > 0 or self.high < 0
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A question across rounds: its summary ("shares", "mean" or "text"), labels and estimates."""
+
+    key: str
+    question: Question
+    summary: str
+    labels: list[str]
+    rounds: list[RoundEstimate] = field(default_factory=list)
+
+    @property
+    def percent(self) -> bool:
+        return self.summary != "mean"
+
+    def round(self, number: int) -> RoundEstimate | None:
+        return next((r for r in self.rounds if r.round_number == number), None)
+
+    def difference(self, a: int, b: int) -> list[DifferenceRow]:
+        """Round b minus round a per label, with independent rounds' variances added (empty if either is missing)."""
+        first, second = self.round(a), self.round(b)
+        if first is None or second is None:
+            return []
+        values = second.values - first.values
+        errors = np.sqrt(first.standard_errors**2 + second.standard_errors**2)
+        return [
+            DifferenceRow(label, float(v), float(e)) for label, v, e in zip(self.labels, values, errors, strict=True)
+        ]
+
+
+def round_estimate(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> RoundEstimate | None:
+    """The round's unbiased estimate and standard errors, or None while it has too few reports."""
+    if not result.n or not result.enough:
+        return None
+    number = result.question.survey.round_number or 1
+    if result.summary == "mean":
+        if result.mean is None:
+            return None
+        return RoundEstimate(number, result.n, np.array([result.mean.mean]), np.array([result.mean.standard_error]))
+    if result.summary == "text":
+        counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
+        if counts is None:
+            return None
+        return RoundEstimate(
+            number, result.n, np.asarray(counts.counts) / counts.n, np.asarray(counts.standard_errors) / counts.n
+        )
+    if result.unbiased is None:
+        return None
+    return RoundEstimate(
+        number, result.n, np.asarray(result.unbiased.proportions), np.asarray(result.unbiased.standard_errors)
+    )
+
+
+def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
+    """Per question of the latest round, its estimates in every round that has them; and a signature
+    of every round's tallies (for ETags: it changes whenever any round's numbers do)."""
+    states = [SurveyState.read(survey) for survey in rounds]
+    signature = ":".join(state.signature for state in states)
+    latest = states[-1]
+    trends = []
+    for question in latest.questions:
+        summary = latest.results(question)[0].summary
+        labels = list(question.candidates) if summary == "text" else question.options if summary == "shares" else [""]
+        estimates = []
+        for state in states:
+            match = next((q for q in state.questions if q.memo_key == question.memo_key), None)
+            if match is None:
+                continue
+            match.survey = state.survey  # already loaded: no query per question
+            result = state.results(match)[0]
+            if result.summary != summary or (summary == "shares" and match.options != question.options):
+                continue  # randomized differently: not comparable
+            estimate = round_estimate(result, labels, state.tallies[result.randomization.pk])
+            if estimate is not None:
+                estimates.append(estimate)
+        trends.append(Trend(question.memo_key, question, summary, labels, estimates))
+    return trends, signature

@@ -1,0 +1,355 @@
+"""Recurring surveys: rounds, their schedule, per-round tallies and results, trends, memo blocks."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.urls import reverse
+
+from ldp.text import normalize_text
+from surveys import actions, rounds
+from surveys.models import Question, Report, Series, Submission, Survey, TallyCell
+from surveys.submissions import new_token
+from surveys.transparency import survey_record
+from tests.base import make_question, make_reports, make_survey, make_text_question, make_text_reports, stored_tally
+
+KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
+#: Seed 004's RAPPOR shape at epsilon_1 = 4 ln(5/3): f = 0.5, so epsilon_inf = 4 ln 3.
+RAPPOR_PARAMS = {"bits": 32, "hash_count": 2, "cohorts": 64, "f": 0.5}
+EPSILON_ONE = 4 * math.log(5 / 3)
+
+
+@pytest.fixture
+def recurring(organizer):
+    """Round 1 of a weekly series, open: a choice question and a RAPPOR short answer."""
+    survey = make_survey(organizer, title="Weekly pulse")
+    make_question(survey, text="Mood?", options=["Good", "Fine", "Bad"], epsilon=2.0)
+    make_text_question(survey, "rappor", epsilon=EPSILON_ONE, text="One word?", mechanism_params=RAPPOR_PARAMS)
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    survey.refresh_from_db()
+    return survey
+
+
+def test_making_a_survey_recurring_makes_it_round_one(organizer_client, organizer):
+    survey = make_survey(organizer)
+    make_question(survey)
+    response = organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "weekly"})
+    assert response.status_code == 302
+    survey.refresh_from_db()
+    assert survey.round_number == 1 and survey.series.recurrence == "weekly"
+    assert survey.series.next_round_at is not None
+    html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert 'data-round="1"' in html and "data-next-round" in html
+    assert "data-next-round-button" not in html  # a draft has no next round yet
+
+
+def test_an_unknown_schedule_is_refused(organizer_client, organizer):
+    survey = make_survey(organizer)
+    organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "hourly"})
+    survey.refresh_from_db()
+    assert survey.series is None
+
+
+def test_the_next_round_copies_the_questions_and_their_randomization_and_closes_the_last(organizer_client, recurring):
+    first_questions = list(recurring.questions.all())
+    response = organizer_client.post(reverse("survey_next_round", args=[recurring.pk]))
+    second = Survey.objects.get(series=recurring.series, round_number=2)
+    assert response.status_code == 302 and response["Location"] == second.get_absolute_url()
+    recurring.refresh_from_db()
+    assert recurring.status == "closed" and second.status == "open"
+    assert second.slug != recurring.slug and second.title == recurring.title
+    for old, new in zip(first_questions, second.questions.all(), strict=True):
+        assert new.pk != old.pk and new.memo_key == old.memo_key == str(old.pk)
+        assert new.current_randomization().key() == old.current_randomization().key()
+    # Only the latest round may open again.
+    assert "A later round of this survey exists" in " ".join(actions.open_problems(recurring))
+    with pytest.raises(actions.LifecycleError):
+        actions.do_open_survey(recurring)
+    third = rounds.do_open_next_round(recurring)  # from any round: the series' next
+    assert third.round_number == 3
+    assert [s.round_number for s in rounds.rounds_of(recurring)] == [1, 2, 3]
+
+
+def test_a_draft_has_no_next_round(organizer):
+    survey = make_survey(organizer)
+    make_question(survey)
+    rounds.do_make_recurring(survey, "manual")
+    with pytest.raises(actions.LifecycleError):
+        rounds.do_open_next_round(survey)
+
+
+def test_a_weekly_schedule_opens_one_round_when_due_by_a_fixed_clock(recurring):
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    series = rounds.do_make_recurring(recurring, "weekly", now=start)
+    assert series.next_round_at == start + timedelta(days=7)
+    assert rounds.open_due_rounds(now=start + timedelta(days=6, hours=23)) == []
+    opened = rounds.open_due_rounds(now=start + timedelta(days=7))
+    assert [s.round_number for s in opened] == [2]
+    series.refresh_from_db()
+    assert series.next_round_at == start + timedelta(days=14)
+    # Three weeks late: one round opens, and the schedule moves past the present.
+    opened = rounds.open_due_rounds(now=start + timedelta(days=35, hours=1))
+    assert [s.round_number for s in opened] == [3]
+    series.refresh_from_db()
+    assert series.next_round_at == start + timedelta(days=42)
+    assert rounds.open_if_due(series.pk, now=start + timedelta(days=36)) is None
+
+
+def test_a_monthly_schedule_keeps_the_day_or_the_months_last(recurring):
+    series = rounds.do_make_recurring(recurring, "monthly", now=datetime(2026, 1, 31, 8, tzinfo=UTC))
+    assert series.next_round_at == datetime(2026, 2, 28, 8, tzinfo=UTC)
+    assert rounds.add_month(datetime(2026, 12, 15, tzinfo=UTC)) == datetime(2027, 1, 15, tzinfo=UTC)
+
+
+def test_a_due_round_opens_when_anyone_visits_an_old_link(client, recurring):
+    series = rounds.do_make_recurring(recurring, "weekly")
+    Series.objects.filter(pk=series.pk).update(next_round_at=datetime(2020, 1, 1, tzinfo=UTC))
+    html = client.get(reverse("respond", args=[recurring.slug])).content.decode()
+    second = Survey.objects.get(series=series, round_number=2)
+    assert "not accepting responses" in html and second.get_share_url() in html
+    assert client.get(second.get_share_url()).status_code == 200
+
+
+def test_the_management_command_opens_due_rounds(recurring):
+    Series.objects.filter(pk=recurring.series_id).update(
+        recurrence="weekly", next_round_at=datetime(2020, 1, 1, tzinfo=UTC)
+    )
+    out = io.StringIO()
+    call_command("open_due_rounds", stdout=out)
+    assert "Opened round 2" in out.getvalue()
+    call_command("open_due_rounds", stdout=out)
+    assert "No round was due." in out.getvalue()
+
+
+def test_other_organizers_get_404_on_every_round_view(client, other_organizer, recurring):
+    client.force_login(other_organizer)
+    for name in ("survey_recurrence", "survey_next_round"):
+        assert client.post(reverse(name, args=[recurring.pk]), {"recurrence": "weekly"}).status_code == 404
+    assert client.get(reverse("survey_results", args=[recurring.pk])).status_code == 404
+    assert Survey.objects.filter(series=recurring.series).count() == 1
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, recurring):
+    response = client.post(reverse("survey_next_round", args=[recurring.pk]))
+    assert response.status_code == 302 and "login" in response["Location"]
+    assert Survey.objects.filter(series=recurring.series).count() == 1
+
+
+def rounds_with_reports(survey, shares_by_round, texts_by_round):
+    """Open rounds after ``survey`` and store seeded reports in each (round 1 is ``survey``)."""
+    made = [survey]
+    for _ in shares_by_round[1:]:
+        made.append(rounds.do_open_next_round(made[-1]))
+    for i, (current, values, texts) in enumerate(zip(made, shares_by_round, texts_by_round, strict=True)):
+        choice, text = current.questions.all()
+        make_reports(choice, values, seed=i)
+        make_text_reports(text, [normalize_text(t) for t in texts], seed=i)
+    return made
+
+
+def test_each_round_has_its_own_tallies_and_results(organizer_client, recurring):
+    made = rounds_with_reports(recurring, [[0] * 300 + [2] * 100, [0] * 100 + [2] * 300], [["a"] * 20, ["b"] * 30])
+    for current, n in zip(made, (400, 400), strict=True):
+        choice, text = current.questions.all()
+        assert stored_tally(choice.current_randomization()).n == n
+        assert choice.current_randomization().question.survey_id == current.pk
+    first_text = made[0].questions.get(kind="text")
+    second_text = made[1].questions.get(kind="text")
+    assert stored_tally(first_text.current_randomization()).n == 20
+    assert stored_tally(second_text.current_randomization()).n == 30
+    html = organizer_client.get(reverse("survey_results", args=[made[0].pk])).content.decode()
+    assert "400 responses so far" in " ".join(html.split()) or "<strong data-responses>420</strong>" in html
+
+
+def test_the_dashboard_shows_trends_and_the_difference_of_two_rounds(organizer_client, recurring):
+    # Round 1: 75 % "Good"; round 2: 25 %. k-RR at epsilon 2 on 3 options, n = 2,000 each.
+    first = [0] * 1500 + [1] * 250 + [2] * 250
+    second = [0] * 500 + [1] * 250 + [2] * 1250
+    made = rounds_with_reports(recurring, [first, second], [["x"] * 10, ["x"] * 10])
+    url = reverse("survey_results", args=[made[1].pk])
+    html = organizer_client.get(url).content.decode()
+    assert "data-trends" in html and "Trends across rounds" in html
+    trend_html = html.split("data-trends")[1]
+    assert trend_html.count("<svg") >= 1 and "Round 1" in trend_html and "Round 2" in trend_html
+    assert "Change from round 1 to round 2" in " ".join(trend_html.split())
+    assert "variances" in trend_html
+    found, _signature = rounds_trends(made)
+    choice = found[0]
+    rows = choice.difference(1, 2)
+    good = rows[0]
+    # The difference is -0.5 in truth; its standard error is the two rounds' added in quadrature.
+    first_se, second_se = choice.round(1).standard_errors[0], choice.round(2).standard_errors[0]
+    assert good.standard_error == pytest.approx(math.hypot(first_se, second_se))
+    assert abs(good.value + 0.5) < 4 * good.standard_error
+    assert good.clear and good.high < 0
+    # Another pair of rounds by query: the same round twice gives zero change.
+    html = organizer_client.get(url, {"from": 2, "to": 2}).content.decode()
+    assert "Change from round 2 to round 2" in " ".join(html.split())
+
+
+def rounds_trends(made):
+    from surveys.trends import series_trends
+
+    return series_trends(made)
+
+
+def test_a_one_off_survey_has_no_trends(organizer_client, organizer):
+    survey = make_survey(organizer)
+    make_question(survey)
+    actions.do_open_survey(survey)
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    assert "data-trends" not in html
+
+
+def test_exports_name_the_round(organizer_client, recurring):
+    made = rounds_with_reports(recurring, [[0] * 50, [1] * 50], [["a"] * 5, ["a"] * 5])
+    second = made[1]
+    rows = list(
+        csv.DictReader(
+            io.StringIO(organizer_client.get(reverse("export_estimates", args=[second.pk, "csv"])).content.decode())
+        )
+    )
+    assert rows and {row["round"] for row in rows} == {"2"}
+    payload = organizer_client.get(reverse("export_estimates", args=[second.pk, "json"])).json()
+    assert payload["round"] == 2 and all(row["round"] == 2 for row in payload["estimates"])
+    raw = b"".join(organizer_client.get(reverse("export_reports", args=[second.pk, "json"])).streaming_content)
+    data = json.loads(raw)
+    assert data["round"] == 2 and {r["round"] for r in data["reports"]} == {2}
+    memo = {r["mechanism"]: r["memo"] for r in data["randomizations"]}
+    assert memo == {"krr": "", "rappor": "memoized-prr+irr"}
+    raw_csv = b"".join(organizer_client.get(reverse("export_reports", args=[second.pk, "csv"])).streaming_content)
+    reader = list(csv.reader(io.StringIO(raw_csv.decode())))
+    assert reader[0][0] == "round" and {row[0] for row in reader[1:]} == {"2"}
+
+
+def specs_of(html):
+    return json.loads(html.split('id="murmur-specs" type="application/json">')[1].split("</script>")[0])
+
+
+def promise_of(html):
+    return json.loads(html.split('id="murmur-promise" type="application/json">')[1].split("</script>")[0])
+
+
+def test_the_answer_page_memoizes_rappor_and_states_both_epsilons(client, recurring):
+    html = client.get(reverse("respond", args=[recurring.slug])).content.decode()
+    choice, text = recurring.questions.all()
+    specs = {s["question"]: s for s in specs_of(html)}
+    assert "memo" not in specs[choice.pk]
+    assert specs[text.pk]["memo"] == {
+        "series": recurring.series.key,
+        "question": str(text.pk),
+        "layers": "memoized-prr+irr",
+    }
+    promise = promise_of(html)["questions"]
+    assert promise[str(text.pk)]["epsilon_infinity"] == pytest.approx(4 * math.log(3), abs=1e-12)
+    assert "epsilon_infinity" not in promise[str(choice.pk)]
+    assert f'data-series="{recurring.series.key}"' in html and 'data-round="1"' in html
+    words = " ".join(html.split())
+    assert "ε∞ = 4.39" in words and "spends another ε = 2" in words
+    # The transparency page publishes the same entries, memo blocks included, and the same digest.
+    record = survey_record(recurring)
+    assert record.entries == specs_of(html)
+    assert record.digest in html
+
+
+def test_memo_keys_stay_the_same_in_the_next_round(client, recurring):
+    second = rounds.do_open_next_round(recurring)
+    assert 'id="murmur-specs"' not in client.get(recurring.get_share_url()).content.decode()  # round 1 is closed
+    second_specs = specs_of(client.get(second.get_share_url()).content.decode())
+    text = recurring.questions.get(kind="text")
+    assert second_specs[1]["memo"] == {
+        "series": recurring.series.key,
+        "question": str(text.pk),
+        "layers": "memoized-prr+irr",
+    }
+
+
+def test_the_layers_match_the_browser_check():
+    source = (Path(settings.BASE_DIR) / "static/ldp/epsilon.js").read_text(encoding="utf-8")
+    for mechanism, layers in rounds.MEMO_LAYERS.items():
+        assert f'{mechanism}: "{layers}"' in source
+
+
+def post(client, survey, reports, **headers):
+    body = json.dumps({"token": new_token(survey), "reports": reports})
+    return client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json", **headers)
+
+
+def text_item(survey, report):
+    question = survey.questions.get(kind="text")
+    return {"question": question.pk, "version": question.current_randomization().version, "report": report}
+
+
+def nothing_stored():
+    return not (Submission.objects.exists() or Report.objects.exists() or TallyCell.objects.exists())
+
+
+def test_a_round_takes_a_rappor_report(client, recurring):
+    response = post(client, recurring, [text_item(recurring, {"cohort": 3, "bits": [0, 1] * 16})])
+    assert response.status_code == 201, response.content
+    assert stored_tally(recurring.questions.get(kind="text").current_randomization()).counts[3] == 1
+
+
+@pytest.mark.parametrize(
+    ("report", "reason"),
+    [
+        ({"cohort": 64, "bits": [0] * 32}, "cohort must lie in [0, 63]"),
+        ({"cohort": 0, "bits": [0] * 31}, "bits must have 32 entries"),
+        ({"cohort": 0, "bits": [0] * 33}, "bits must have 32 entries"),
+        ({"cohort": 0, "bits": "01" * 16}, "bits must be a list"),
+        ({"cohort": 0, "bits": [0] * 31 + [0.5]}, "must be 0 or 1"),
+        ({"cohort": 0, "bits": [0] * 32, "permanent": [0] * 32}, "exactly the fields"),
+    ],
+)
+def test_a_malformed_bloom_filter_report_to_a_round_is_refused_and_nothing_is_stored(client, recurring, report, reason):
+    response = post(client, recurring, [text_item(recurring, report)])
+    assert response.status_code == 400
+    assert reason in response.json()["error"]
+    assert nothing_stored()
+
+
+def test_a_report_for_a_closed_round_is_refused_with_a_sentence(client, recurring):
+    report = text_item(recurring, {"cohort": 0, "bits": [1] * 32})
+    rounds.do_open_next_round(recurring)
+    response = post(client, recurring, [report])
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("Round 1 of this survey is closed")
+    assert nothing_stored()
+    response = post(client, recurring, [report], **KOREAN)
+    assert response.status_code == 400 and "1회차" in response.json()["error"]
+
+
+def test_round_pages_speak_korean(client, organizer_client, recurring):
+    made = rounds_with_reports(recurring, [[0] * 200, [1] * 200], [["a"] * 10, ["a"] * 10])
+    builder = organizer_client.get(reverse("survey_detail", args=[made[1].pk]), **KOREAN).content.decode()
+    assert "반복 설문" in builder and "2회차" in builder and "다음 회차 열기" in builder
+    results = organizer_client.get(reverse("survey_results", args=[made[1].pk]), **KOREAN).content.decode()
+    assert "회차별 추이" in results
+    answer = client.get(made[1].get_share_url(), **KOREAN).content.decode()
+    assert "2회차" in answer and "ε∞" in answer
+    old = client.get(made[0].get_share_url(), **KOREAN).content.decode()
+    assert "지금 열려 있는 2회차에 응답하기" in " ".join(old.split())
+
+
+def test_a_duplicate_of_a_round_starts_outside_the_series(recurring):
+    copy = actions.do_duplicate_survey(recurring)
+    assert copy.series is None and copy.round_number is None
+    assert all(q.series_question == "" for q in copy.questions.all())
+
+
+def test_deleting_a_question_in_a_later_round_keeps_the_others_matched(recurring):
+    second = rounds.do_open_next_round(recurring)
+    keys = [q.memo_key for q in second.questions.all()]
+    assert keys == [str(q.pk) for q in recurring.questions.all()]
+    assert Question.objects.filter(series_question__in=keys).count() == 2
+    assert np.all([q.series_question for q in recurring.questions.all()] == ["", ""])
