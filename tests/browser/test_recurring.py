@@ -27,7 +27,8 @@ RAPPOR_PARAMS = {"bits": 32, "hash_count": 2, "cohorts": 64, "f": 0.5}
 PERMANENT = """async ([series, question, text, spec]) => {
   const memo = await import('/static/ldp/memo.js');
   const { normalizeText } = await import('/static/ldp/text.js');
-  const { cohort, permanent } = await memo.memoizedPrr(memo.loadDeviceSecret(), series, question, normalizeText(text), spec);
+  const secret = memo.loadDeviceSecret();
+  const { cohort, permanent } = await memo.memoizedPrr(secret, series, question, normalizeText(text), spec);
   return { cohort, permanent };
 }"""
 
