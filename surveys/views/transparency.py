@@ -15,6 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from surveys.access import get_survey_by_share_slug
+from surveys.rounds import permanent_epsilon
 from surveys.transparency import survey_record
 
 
@@ -26,6 +27,8 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "record": q,
             "spec_json": json.dumps(q.current, indent=1, sort_keys=True) if q.current is not None else "",
+            # A recurring survey's memoized question: its bound over all rounds (epsilon_inf).
+            "epsilon_infinity": permanent_epsilon(q.current["spec"]) if q.current and "memo" in q.current else None,
         }
         for q in record.questions
     ]

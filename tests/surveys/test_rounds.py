@@ -353,3 +353,11 @@ def test_deleting_a_question_in_a_later_round_keeps_the_others_matched(recurring
     assert keys == [str(q.pk) for q in recurring.questions.all()]
     assert Question.objects.filter(series_question__in=keys).count() == 2
     assert np.all([q.series_question for q in recurring.questions.all()] == ["", ""])
+
+
+def test_the_transparency_page_states_both_epsilons_of_a_memoized_question(client, recurring):
+    html = " ".join(client.get(reverse("transparency", args=[recurring.slug])).content.decode().split())
+    assert "Memoized across the rounds" in html and "together at most ε∞ = 4.39" in html
+    assert "Randomized afresh in every round of this recurring survey: each round spends ε = 2." in html
+    korean = " ".join(client.get(reverse("transparency", args=[recurring.slug]), **KOREAN).content.decode().split())
+    assert "ε∞ = 4.394를 넘지 않습니다" in korean
