@@ -235,7 +235,15 @@ class TestExports:
         export = json.loads(body)
         cms = next(r for r in export["randomizations"] if r["mechanism"] == "cms")
         assert len(cms["client_spec"]["hashes"]) == 32
-        assert export["reports"][0].keys() == {"submission", "received_hour", "question_id", "version", "report"}
+        assert export["reports"][0].keys() == {
+            "round",
+            "submission",
+            "received_hour",
+            "question_id",
+            "version",
+            "report",
+        }
+        assert export["round"] is None and export["reports"][0]["round"] is None  # a one-off survey has no rounds
 
     def test_unknown_formats_are_not_found(self, organizer_client, survey):
         assert organizer_client.get(f"/surveys/{survey.pk}/export/estimates.xml").status_code == 404
