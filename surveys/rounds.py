@@ -16,6 +16,22 @@ Memoization (``ldp.memo``, ``static/ldp/memo.js``): for a question of a recurrin
 mechanism has a memoized form, the answer page's spec entry carries a ``memo`` block
 (:func:`memo_block`) naming the series, the question's id in it and the layers of its reports;
 the browser derives the permanent layer from a device secret it never sends.
+
+Both memoized forms keep the server's side unchanged, because one round's reports have exactly the
+stored mechanism's distribution:
+
+* RAPPOR (``memoized-prr+irr``): the PRR memoized instead of drawn afresh is still the PRR; the
+  question's epsilon is RAPPOR's one-report epsilon_1, and epsilon_inf = 2h ln((1 - f/2) / (f/2)).
+* dBitFlip (``memoized-bits+flip``): the stored mechanism is dBitFlip at the question's epsilon,
+  bit probabilities p1' and p0' = 1 - p1'. The browser memoizes bits with p1 = (p1' - gamma) /
+  (1 - 2 gamma) and flips each with probability gamma every round, which gives back exactly p1'
+  (``ldp.memo.dbitflip_round_epsilon``); the permanent bits' epsilon, dBitFlip's at p1, is
+  epsilon_inf. It needs p1' < 1 - gamma, i.e. epsilon below 2 ln((1 - gamma) / gamma) (4.39 at
+  gamma = 0.1; half that for d = 1); above it the question is randomized afresh every round.
+
+1BitMean's memoized bit with alpha-point rounding is not used here: flipped, its bit probabilities
+are no longer those of a 1BitMean on the same integer grid, so rounds would need their own
+estimator (``ldp.memo.one_bit_round_mean``) and stored flip.
 """
 
 from __future__ import annotations
@@ -38,21 +54,46 @@ log = logging.getLogger(__name__)
 
 #: The layers of a memoized report, per mechanism: RAPPOR's permanent randomized response (PRR,
 #: memoized per series, question and true value) under a fresh instantaneous one (IRR) each round.
-MEMO_LAYERS = {"rappor": "memoized-prr+irr"}
+MEMO_LAYERS = {"rappor": "memoized-prr+irr", "dbitflip": "memoized-bits+flip"}
+#: dBitFlip's instantaneous layer: each memoized bit flipped with this probability every round.
+MEMO_GAMMA = 0.1
 
 
-def memo_block(survey: Survey, question: Question, mechanism: str) -> dict[str, str] | None:
+def memo_block(survey: Survey, question: Question, spec: dict[str, Any]) -> dict[str, Any] | None:
     """The spec entry's ``memo`` block for a question of a recurring survey, or None (not memoized)."""
+    mechanism = spec["mechanism"]
     if survey.series_id is None or mechanism not in MEMO_LAYERS:
         return None
-    return {"series": survey.series.key, "question": question.memo_key, "layers": MEMO_LAYERS[mechanism]}
+    block: dict[str, Any] = {
+        "series": survey.series.key,
+        "question": question.memo_key,
+        "layers": MEMO_LAYERS[mechanism],
+    }
+    if mechanism == "dbitflip":
+        if not spec["true_bit_probability"] < 1 - MEMO_GAMMA - 1e-9:
+            return None  # epsilon too large for the flip: randomized afresh every round
+        block["gamma"] = MEMO_GAMMA
+    return block
 
 
-def permanent_epsilon(spec: dict[str, Any]) -> float:
-    """epsilon_inf of a memoized client spec: RAPPOR's 2h ln((1 - f/2) / (f/2)), whatever the rounds."""
-    if spec["mechanism"] != "rappor":
-        raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")
-    return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
+def permanent_bit_probability(spec: dict[str, Any], gamma: float) -> float:
+    """dBitFlip's memoized bit probability p1 whose gamma flip gives the spec's p1'."""
+    return (spec["true_bit_probability"] - gamma) / (1 - 2 * gamma)
+
+
+def permanent_epsilon(spec: dict[str, Any], memo: dict[str, Any]) -> float:
+    """epsilon_inf of a memoized question: its permanent layer's epsilon, whatever the number of rounds.
+
+    RAPPOR: 2h ln((1 - f/2) / (f/2)). dBitFlip: the permanent bits' epsilon, 2 ln(p1 / (1 - p1))
+    (ln(p1 / (1 - p1)) when d = 1), p1 from :func:`permanent_bit_probability`.
+    """
+    if spec["mechanism"] == "rappor":
+        return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
+    if spec["mechanism"] == "dbitflip":
+        p1 = permanent_bit_probability(spec, memo["gamma"])
+        bit = math.log(p1 / (1 - p1))
+        return bit if spec["d"] == 1 else 2 * bit
+    raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")
 
 
 def add_month(moment: datetime) -> datetime:

@@ -39,6 +39,7 @@
 import { checkTextSketchSpec } from "./freetext.js";
 import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
+import { permanentDBitFlipSpec } from "./memo.js";
 import { checkRapporSpec, epsilonInfinity, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
 
@@ -150,7 +151,7 @@ export function specPrivacy(spec) {
 }
 
 /** The layers of a memoized report, per mechanism (surveys/rounds.py MEMO_LAYERS). */
-export const MEMO_LAYERS = Object.freeze({ rappor: "memoized-prr+irr" });
+export const MEMO_LAYERS = Object.freeze({ rappor: "memoized-prr+irr", dbitflip: "memoized-bits+flip" });
 
 /** Longest series or question id a memo block may carry. */
 const MEMO_ID_LENGTH = 64;
@@ -163,7 +164,8 @@ const MEMO_ID_LENGTH = 64;
 export function checkMemo(memo, spec) {
   if (memo === null || typeof memo !== "object" || Array.isArray(memo)) throw new SpecError("memo", "must be an object", "memo block");
   const keys = Object.keys(memo).sort().join(",");
-  if (keys !== "layers,question,series") throw new SpecError("memo", `must have exactly layers, question and series, got ${keys}`, "memo block");
+  const expected = spec?.mechanism === "dbitflip" ? "gamma,layers,question,series" : "layers,question,series";
+  if (keys !== expected) throw new SpecError("memo", `must have exactly the fields ${expected}, got ${keys}`, "memo block");
   for (const name of ["series", "question"]) {
     const value = memo[name];
     if (typeof value !== "string" || value.length === 0 || value.length > MEMO_ID_LENGTH) {
@@ -174,14 +176,24 @@ export function checkMemo(memo, spec) {
   const layers = Object.prototype.hasOwnProperty.call(MEMO_LAYERS, mechanism) ? MEMO_LAYERS[/** @type {"rappor"} */ (mechanism)] : undefined;
   if (layers === undefined) throw new SpecError("memo", `mechanism ${JSON.stringify(mechanism)} has no memoized form`, "memo block");
   if (memo.layers !== layers) throw new SpecError("memo.layers", `must be ${JSON.stringify(layers)}, got ${JSON.stringify(memo.layers)}`, "memo block");
+  if (mechanism === "dbitflip") {
+    try {
+      permanentDBitFlipSpec(spec, memo.gamma);
+    } catch (error) {
+      throw new SpecError("memo.gamma", error instanceof Error ? error.message : String(error), "memo block");
+    }
+  }
   return memo;
 }
 
 /**
- * epsilon_inf of a memoized spec: the permanent layer's epsilon, whatever the number of rounds.
+ * epsilon_inf of a memoized question: the permanent layer's epsilon, whatever the number of rounds
+ * (RAPPOR's 2h ln((1 - f/2)/(f/2)); dBitFlip's at its memoized bit probabilities).
  * @param {any} spec  checked already
+ * @param {any} memo  checked already
  */
-export function memoEpsilonInfinity(spec) {
+export function memoEpsilonInfinity(spec, memo) {
+  if (spec.mechanism === "dbitflip") return unaryEpsilon(permanentDBitFlipSpec(spec, memo.gamma));
   return epsilonInfinity(spec);
 }
 
@@ -239,7 +251,7 @@ export function checkPromises(entries, promise) {
       problems.push({ reason: "epsilon", question, found: privacy.epsilon, promised: promised.epsilon });
     }
     if (memo !== undefined) {
-      const bound = memoEpsilonInfinity(spec);
+      const bound = memoEpsilonInfinity(spec, memo);
       const promisedBound = promised.epsilon_infinity;
       if (typeof promisedBound !== "number" || exceeds(bound, promisedBound)) {
         problems.push({ reason: "epsilon_infinity", question, found: bound, promised: promisedBound });

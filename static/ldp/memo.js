@@ -181,6 +181,27 @@ export async function memoizedDBitFlip(secret, series, question, value, spec) {
 }
 
 /**
+ * The permanent layer of a recurring survey's dBitFlip question (surveys/rounds.py): the served
+ * spec is dBitFlip at the round's epsilon, bit probabilities p1' and p0'; the memoized bits use
+ * p = (p' - gamma) / (1 - 2 gamma), which the gamma flip turns back into p' exactly.
+ * @param {{k: number, d: number, true_bit_probability: number, other_bit_probability: number}} spec
+ * @param {number} gamma
+ */
+export function permanentDBitFlipSpec(spec, gamma) {
+  checkGamma(gamma);
+  const unflip = (/** @type {number} */ p) => (p - gamma) / (1 - 2 * gamma);
+  const permanent = {
+    ...spec,
+    true_bit_probability: unflip(spec.true_bit_probability),
+    other_bit_probability: unflip(spec.other_bit_probability),
+  };
+  for (const p of [permanent.true_bit_probability, permanent.other_bit_probability]) {
+    if (!(p > 0 && p < 1)) throw new RangeError(`gamma ${gamma} is too large for these bit probabilities`);
+  }
+  return permanent;
+}
+
+/**
  * Each bit flipped with probability gamma (the instantaneous layer of dBitFlip and 1BitMean).
  * @param {number[]} bits
  * @param {number} gamma  in [0, 0.5)

@@ -8,9 +8,10 @@
  * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
  * ledger in localStorage, the answers are cleared and a receipt shows the reports.
  *
- * A recurring survey's memoized question (its spec entry carries a `memo` block) is randomized in
- * two layers (memo.js): the permanent one derived from this browser's device secret per (series,
- * question, answer), the same every round, and fresh noise on top. The secret stays in localStorage.
+ * A recurring survey's memoized question (its spec entry carries a `memo` block: RAPPOR, dBitFlip)
+ * is randomized in two layers (memo.js): the permanent one derived from this browser's device
+ * secret per (series, question, answer), the same every round, and fresh noise on top (RAPPOR's
+ * IRR; dBitFlip's bits flipped with the block's gamma). The secret stays in localStorage.
  */
 
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
@@ -20,7 +21,7 @@ import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { recordSpends } from "../ldp/ledger.js";
-import { loadDeviceSecret, rapporRound, roundSpend } from "../ldp/memo.js";
+import { dbitflipRound, loadDeviceSecret, permanentDBitFlipSpec, rapporRound, roundSpend } from "../ldp/memo.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -39,7 +40,7 @@ if (form) setUp(form);
 /** @param {HTMLFormElement} form */
 function setUp(form) {
   const specElement = /** @type {HTMLElement} */ (document.getElementById("murmur-specs"));
-  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string}}>} */
+  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string, gamma?: number}}>} */
   const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
@@ -89,7 +90,9 @@ function setUp(form) {
             ? randomizeSet(entry.spec, answer.chosen, random)
             : takes === "value"
               ? randomizeNumeric(entry.spec, answer.value, random)
-              : randomize(entry.spec, answer.index, random);
+              : entry.memo && entry.spec.mechanism === "dbitflip"
+                ? await memoizedChoice(entry, answer.index, random)
+                : randomize(entry.spec, answer.index, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
@@ -142,13 +145,38 @@ function recordInLedger(form, receipt, specs) {
           round: series ? Number(form.dataset.round) : null,
           question: entry?.memo ? entry.memo.question : String(item.question),
           epsilon: item.epsilon,
-          memo: entry?.memo ? roundSpend(entry.spec).memo : null,
+          memo: entry?.memo ? memoSpend(entry) : null,
         };
       }),
     );
   } catch {
     // Storage full or disabled: the ledger is a courtesy; the answers were sent.
   }
+}
+
+/**
+ * What a memoized question's round spends over all rounds, in the ledger's form (memo.js roundSpend).
+ * @param {{spec: any, memo?: {gamma?: number}}} entry
+ */
+function memoSpend(entry) {
+  if (entry.spec.mechanism === "dbitflip") {
+    const gamma = Number(entry.memo?.gamma);
+    return roundSpend(permanentDBitFlipSpec(entry.spec, gamma), gamma).memo;
+  }
+  return roundSpend(entry.spec).memo;
+}
+
+/**
+ * A recurring survey's dBitFlip report: the buckets and bits memoized from the device secret (bit
+ * probabilities before the flip, memo.js permanentDBitFlipSpec), each bit flipped with gamma.
+ * @param {{spec: any, memo?: {series: string, question: string, gamma?: number}}} entry
+ * @param {number} index
+ * @param {import("../ldp/randomize.js").RandomSource} random
+ */
+async function memoizedChoice(entry, index, random) {
+  const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
+  const permanent = permanentDBitFlipSpec(entry.spec, memo.gamma);
+  return dbitflipRound(loadDeviceSecret(), memo.series, memo.question, index, permanent, memo.gamma, random);
 }
 
 /**

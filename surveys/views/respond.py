@@ -51,7 +51,7 @@ class AnswerItem:
     spec: dict[str, Any]
     privacy: Any
     """The privacy figures the page shows (:func:`surveys.costs.cost_of`)."""
-    memo: dict[str, str] | None = None
+    memo: dict[str, Any] | None = None
     """A recurring survey's memoized question: its spec entry's ``memo`` block (:func:`surveys.rounds.memo_block`)."""
     epsilon_infinity: float | None = None
     """Memoized: the longitudinal bound, the permanent layer's epsilon over any number of rounds."""
@@ -126,10 +126,10 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
 
 def with_memo(survey: Survey, item: AnswerItem) -> AnswerItem:
     """The item with its memo block and longitudinal bound when the survey recurs and its mechanism memoizes."""
-    memo = rounds.memo_block(survey, item.question, item.spec["mechanism"])
+    memo = rounds.memo_block(survey, item.question, item.spec)
     if memo is None:
         return item
-    return replace(item, memo=memo, epsilon_infinity=rounds.permanent_epsilon(item.spec))
+    return replace(item, memo=memo, epsilon_infinity=rounds.permanent_epsilon(item.spec, memo))
 
 
 def question_promise(question: Question, epsilon_infinity: float | None = None) -> dict[str, float]:

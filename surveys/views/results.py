@@ -724,12 +724,14 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     records = []
     for question in survey.questions.all():
         for r in question.randomizations.all():
-            memo = rounds.memo_block(survey, question, r.mechanism)
+            spec = r.build_mechanism().client_spec()
+            memo = rounds.memo_block(survey, question, spec)
             records.append(
                 {
                     "round": survey.round_number,
                     "question_id": question.pk,
                     "memo": memo["layers"] if memo else "",
+                    "memo_gamma": memo.get("gamma") if memo else None,
                     "question": question.text,
                     "kind": question.kind,
                     "unit": question.unit,
@@ -739,7 +741,7 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
                     "k": r.k,
                     "epsilon": r.epsilon,
                     "params": r.params,
-                    "client_spec": r.build_mechanism().client_spec(),
+                    "client_spec": spec,
                 }
             )
     return records

@@ -28,7 +28,9 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
             "record": q,
             "spec_json": json.dumps(q.current, indent=1, sort_keys=True) if q.current is not None else "",
             # A recurring survey's memoized question: its bound over all rounds (epsilon_inf).
-            "epsilon_infinity": permanent_epsilon(q.current["spec"]) if q.current and "memo" in q.current else None,
+            "epsilon_infinity": (
+                permanent_epsilon(q.current["spec"], q.current["memo"]) if q.current and "memo" in q.current else None
+            ),
         }
         for q in record.questions
     ]

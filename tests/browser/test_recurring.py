@@ -45,7 +45,14 @@ HALF_WORDS = """{
 @pytest.fixture
 def survey(db):
     survey = make_survey(make_user("mina"), title="Weekly check-in")
-    make_question(survey, text="How was your week?", options=["Good", "Fine", "Bad"], epsilon=2.0)
+    make_question(
+        survey,
+        text="How was your week?",
+        options=["Good", "Fine", "Bad"],
+        epsilon=1.0,
+        mechanism="dbitflip",
+        mechanism_params={"d": 2},
+    )
     make_text_question(
         survey, "rappor", text="One word for it?", epsilon=4 * math.log(5 / 3), mechanism_params=RAPPOR_PARAMS
     )
@@ -55,18 +62,30 @@ def survey(db):
     return survey
 
 
-def answer(page, live_server, survey, text):
-    """Answer both questions of a round: (the one POST body sent, the RAPPOR question's spec entry)."""
+#: Recomputes, inside the page, the memoized dBitFlip buckets and bits of an option.
+MEMOIZED_CHOICE = """async ([entry, value]) => {
+  const memo = await import('/static/ldp/memo.js');
+  const permanent = memo.permanentDBitFlipSpec(entry.spec, entry.memo.gamma);
+  return memo.memoizedDBitFlip(memo.loadDeviceSecret(), entry.memo.series, entry.memo.question, value, permanent);
+}"""
+
+
+def answer(page, live_server, survey, text, option=1):
+    """Answer both questions of a round: (the one POST body sent, the RAPPOR and dBitFlip spec entries)."""
     posts = []
     page.on("request", lambda request: request.method == "POST" and posts.append(request))
     page.goto(f"{live_server.url}{survey.get_share_url()}")
-    entry = next(e for e in json.loads(page.text_content("#murmur-specs")) if e["spec"]["mechanism"] == "rappor")
-    page.locator("[data-question-id]").nth(0).locator("[data-option-index='1']").check()
+    entries = {e["spec"]["mechanism"]: e for e in json.loads(page.text_content("#murmur-specs"))}
+    page.locator("[data-question-id]").nth(0).locator(f"[data-option-index='{option}']").check()
     page.locator("[data-question-id]").nth(1).locator("[data-text-input]").fill(text)
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
     assert len(posts) == 1
-    return json.loads(posts[0].post_data), entry
+    return json.loads(posts[0].post_data), entries
+
+
+def report_of(body, entry):
+    return next(r["report"] for r in body["reports"] if r["question"] == entry["question"])
 
 
 def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_browser(
@@ -80,8 +99,12 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
 
     # Round 1.
     page.goto(f"{live_server.url}{survey.get_share_url()}")
-    assert "ε∞ = 4.39" in " ".join(page.text_content("[data-memo-note]").split())
-    first_body, entry = answer(page, live_server, survey, ANSWER)
+    notes = [" ".join(note.split()) for note in page.locator("[data-memo-note]").all_text_contents()]
+    assert "ε = 1; however" in notes[0] and "ε∞ = 1.265." in notes[0]  # dBitFlip, gamma = 0.1
+    assert "ε = 2.043; however" in notes[1] and "ε∞ = 4.394." in notes[1]  # RAPPOR, f = 0.5
+    first_body, first_entries = answer(page, live_server, survey, ANSWER)
+    entry, choice = first_entries["rappor"], first_entries["dbitflip"]
+    assert choice["memo"]["layers"] == "memoized-bits+flip" and choice["memo"]["gamma"] == 0.1
     assert entry["memo"] == {
         "series": survey.series.key,
         "question": str(text_question.pk),
@@ -106,7 +129,8 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
 
     # Round 2, the same answer, in the same browser: the same cohort and permanent layer.
     second_text = second_round.questions.get(kind="text")
-    second_body, entry_two = answer(page, live_server, second_round, ANSWER)
+    second_body, second_entries = answer(page, live_server, second_round, ANSWER)
+    entry_two, choice_two = second_entries["rappor"], second_entries["dbitflip"]
     second = page.evaluate(PERMANENT, [survey.series.key, entry_two["memo"]["question"], ANSWER, entry_two["spec"]])
     second_report = next(r["report"] for r in second_body["reports"] if r["question"] == second_text.pk)
     assert entry_two["memo"]["question"] == entry["memo"]["question"]
@@ -115,10 +139,17 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     changed = page.evaluate(PERMANENT, [survey.series.key, entry["memo"]["question"], CHANGED, entry["spec"]])
     assert changed["cohort"] == first["cohort"] and changed["permanent"] != first["permanent"]
     third_round = rounds.do_open_next_round(second_round)
-    third_body, _entry = answer(page, live_server, third_round, CHANGED)
+    third_body, third_entries = answer(page, live_server, third_round, CHANGED, option=2)
     third_text = third_round.questions.get(kind="text")
     third_report = next(r["report"] for r in third_body["reports"] if r["question"] == third_text.pk)
     assert third_report == {"cohort": changed["cohort"], "bits": changed["permanent"]}
+    # dBitFlip: the flip (probability 0.1) never fires under the fixed source, so each report is the
+    # memoized buckets and bits: the same for "Fine" in rounds 1 and 2, those of "Bad" in round 3.
+    fine = page.evaluate(MEMOIZED_CHOICE, [choice, 1])
+    bad = page.evaluate(MEMOIZED_CHOICE, [choice, 2])
+    assert report_of(first_body, choice) == report_of(second_body, choice_two) == fine
+    assert report_of(third_body, third_entries["dbitflip"]) == bad and bad["buckets"] == fine["buckets"]
+    assert choice_two["memo"]["question"] == choice["memo"]["question"] == str(choice["question"])
     # Python derives the same layers from the secret (read here by the test only; it is never sent).
     secret_hex = page.evaluate("localStorage.getItem('murmur-device-secret-v1')")
     mechanism = text_question.current_randomization().build_mechanism().inner
@@ -141,14 +172,17 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert rows.count() == 1
     cells = rows.nth(0).locator("td").all_inner_texts()
     assert cells[0] == "Weekly check-in" and cells[2] == "1, 2, 3"
-    # Three rounds of (2 + 4 ln(5/3)): sequentially 12.13; memoized, the text question's three rounds
-    # cost at most min(3 epsilon_1, 3 epsilon_inf), since the ledger cannot know the answer stayed the same.
-    assert page.inner_text("[data-ledger-total]") == "ε = 12.13"
-    assert page.inner_text("[data-ledger-memoized]") == "ε = 12.13"
+    # Three rounds of (1 + 4 ln(5/3)): sequentially 9.13. Memoized, each question's three rounds cost at
+    # most min(3 epsilon, min(3, V) epsilon_inf), as the ledger cannot know whether the answer stayed the same:
+    # no less here (dBitFlip's epsilon_inf is 1.27 > 1).
+    assert page.inner_text("[data-ledger-total]") == "ε = 9.13"
+    assert page.inner_text("[data-ledger-memoized]") == "ε = 9.13"
     ledger = json.loads(page.evaluate("localStorage.getItem('murmur-epsilon-ledger-v1')"))
-    memoized = [e for e in ledger if e["memo"] is not None]
+    memoized = [e for e in ledger if e["memo"] is not None and e["memo"]["values"] is None]
     assert [e["round"] for e in memoized] == [1, 2, 3] and {e["question"] for e in memoized} == {str(text_question.pk)}
     assert memoized[0]["memo"]["epsilon_infinity"] == pytest.approx(4 * math.log(3), abs=1e-12)
+    choices = [e for e in ledger if e["memo"] is not None and e["memo"]["values"] == 3]
+    assert [e["round"] for e in choices] == [1, 2, 3] and choices[0]["epsilon"] == 1.0
     assert page.evaluate("localStorage.getItem('murmur-device-secret-v1')") is not None
     page.click("[data-device-secret-forget]")
     assert page.evaluate("localStorage.getItem('murmur-device-secret-v1')") is None
@@ -165,8 +199,8 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert "murmur-device-secret" not in " ".join(r.post_data or "" for r in requests)
 
     # The dashboard shows the trend of the choice question across the two rounds.
-    make_reports(survey.questions.get(kind="single"), list(np.repeat([0, 1, 2], [600, 200, 200])), seed=1)
-    make_reports(second_round.questions.get(kind="single"), list(np.repeat([0, 1, 2], [200, 200, 600])), seed=2)
+    make_reports(survey.questions.get(kind="single"), list(np.repeat([0, 1, 2], [1200, 400, 400])), seed=1)
+    make_reports(second_round.questions.get(kind="single"), list(np.repeat([0, 1, 2], [400, 400, 1200])), seed=2)
     organizer.goto(f"{live_server.url}{second_round.get_results_url()}?from=1&to=2")
     trend = organizer.locator("[data-trends] [data-trend]").first
     assert trend.locator("svg").count() == 1

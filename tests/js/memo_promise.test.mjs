@@ -1,11 +1,12 @@
-// The answer page's check of a recurring survey's memoized questions (static/ldp/epsilon.js):
+// The answer page's check of a recurring survey's memoized questions (static/ldp/epsilon.js), RAPPOR and dBitFlip:
 // a memo block must be well formed and name a mechanism with a memoized form, and the page's
 // promised epsilon_inf must hold for the parameters received, recomputed exactly.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { MEMO_LAYERS, checkMemo, checkPromises, memoEpsilonInfinity } from "../../static/ldp/epsilon.js";
+import { MEMO_LAYERS, checkMemo, checkPromises, memoEpsilonInfinity, specPrivacy } from "../../static/ldp/epsilon.js";
+import { dbitflipRoundEpsilon, permanentDBitFlipSpec } from "../../static/ldp/memo.js";
 import { SpecError } from "../../static/ldp/spec.js";
 import { refusalReason } from "../../static/surveys/promise.js";
 
@@ -100,5 +101,82 @@ for (const [name, memo] of Object.entries(MALFORMED)) {
 test("a memo block on a mechanism without a memoized form is malformed", () => {
   const krr = { mechanism: "krr", k: 2, epsilon: 1, keep_probability: Math.E / (1 + Math.E) };
   assert.throws(() => checkMemo({ ...MEMO, layers: "memoized-prr+irr" }, krr), SpecError);
-  assert.deepEqual(Object.keys(MEMO_LAYERS), ["rappor"]);
+  assert.deepEqual(Object.keys(MEMO_LAYERS), ["rappor", "dbitflip"]);
+});
+
+// -- dBitFlip: the served spec is the round's mechanism; the memo block's gamma gives the permanent bits.
+
+/** dBitFlip's spec at epsilon (ldp.mechanisms.bitflip.DBitFlip.client_spec). */
+function dbitflip(epsilon, d, k = 5) {
+  const bit = d === 1 ? epsilon : epsilon / 2;
+  const p1 = Math.exp(bit) / (1 + Math.exp(bit));
+  return { mechanism: "dbitflip", k, d, epsilon, true_bit_probability: p1, other_bit_probability: 1 - p1 };
+}
+const FLIP = { series: "series-key", question: "4", layers: "memoized-bits+flip", gamma: 0.1 };
+
+for (const [epsilon, d] of [
+  [1, 4],
+  [0.5, 2],
+  [2, 1],
+  [3.5, 3],
+]) {
+  test(`dBitFlip eps=${epsilon} d=${d}: permanent bits flipped with gamma are the spec's, and epsilon_inf is theirs, enumerated`, () => {
+    const spec = dbitflip(epsilon, d);
+    const permanent = permanentDBitFlipSpec(spec, FLIP.gamma);
+    const flipped = (p) => (1 - FLIP.gamma) * p + FLIP.gamma * (1 - p);
+    assert.ok(Math.abs(flipped(permanent.true_bit_probability) - spec.true_bit_probability) < 1e-15);
+    assert.ok(Math.abs(flipped(permanent.other_bit_probability) - spec.other_bit_probability) < 1e-15);
+    assert.ok(Math.abs(dbitflipRoundEpsilon(permanent, FLIP.gamma) - specPrivacy(spec).epsilon) < 1e-12);
+    // Enumerated: answers 0 and 1 with both buckets sampled (d >= 2), every pair of permanent bits.
+    const p1 = permanent.true_bit_probability;
+    const p0 = permanent.other_bit_probability;
+    let worst = 0;
+    for (const bits of [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]) {
+      const under = (answer) =>
+        bits.reduce((product, bit, bucket) => {
+          const one = bucket === answer ? p1 : p0;
+          return product * (bit ? one : 1 - one);
+        }, 1);
+      const shown = d === 1 ? [bits[0]] : bits; // d = 1 reports one bucket: bucket 0 only
+      const ratio =
+        d === 1 ? Math.log((shown[0] ? p1 : 1 - p1) / (shown[0] ? p0 : 1 - p0)) : Math.log(under(0) / under(1));
+      worst = Math.max(worst, Math.abs(ratio));
+    }
+    assert.ok(Math.abs(memoEpsilonInfinity(spec, FLIP) - worst) < 1e-12, `${memoEpsilonInfinity(spec, FLIP)} != ${worst}`);
+    assert.ok(memoEpsilonInfinity(spec, FLIP) > specPrivacy(spec).epsilon);
+    const problems = checkPromises(
+      [{ question: 4, spec, memo: FLIP }],
+      promiseOf({ 4: { epsilon, epsilon_infinity: memoEpsilonInfinity(spec, FLIP) } }),
+    );
+    assert.deepEqual(problems, []);
+  });
+}
+
+const BAD_FLIPS = {
+  "no gamma": { series: "s", question: "4", layers: "memoized-bits+flip" },
+  "a gamma of one half": { ...FLIP, gamma: 0.5 },
+  "a string gamma": { ...FLIP, gamma: "0.1" },
+  "a gamma too large for the bits": { ...FLIP, gamma: 0.3 },
+  "RAPPOR's layers": { ...FLIP, layers: "memoized-prr+irr" },
+};
+
+for (const [name, memo] of Object.entries(BAD_FLIPS)) {
+  test(`a dBitFlip memo block with ${name} is malformed`, () => {
+    const spec = dbitflip(3.5, 2); // p1' = 0.852: a flip of 0.3 cannot give it back
+    assert.throws(() => checkMemo(memo, spec), SpecError);
+  });
+}
+
+test("a promised dBitFlip epsilon_inf below the permanent bits' is refused", () => {
+  const spec = dbitflip(1, 2);
+  const problems = checkPromises([{ question: 4, spec, memo: FLIP }], promiseOf({ 4: { epsilon: 1, epsilon_infinity: 1 } }));
+  assert.deepEqual(
+    problems.map((p) => p.reason),
+    ["epsilon_infinity"],
+  );
 });

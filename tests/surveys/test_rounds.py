@@ -361,3 +361,60 @@ def test_the_transparency_page_states_both_epsilons_of_a_memoized_question(clien
     assert "Randomized afresh in every round of this recurring survey: each round spends ε = 2." in html
     korean = " ".join(client.get(reverse("transparency", args=[recurring.slug]), **KOREAN).content.decode().split())
     assert "ε∞ = 4.394를 넘지 않습니다" in korean
+
+
+@pytest.mark.parametrize(("epsilon", "d"), [(1.0, 4), (0.5, 2), (2.0, 1), (3.5, 3)])
+def test_a_dbitflip_question_is_memoized_with_a_flip_that_gives_back_its_round_epsilon(organizer, epsilon, d):
+    """The permanent bits at p1 = (p1' - gamma) / (1 - 2 gamma), flipped with gamma, are exactly the stored
+    dBitFlip (ldp.memo, exact); the stated epsilon_inf is the permanent bits' dBitFlip epsilon."""
+    from ldp.mechanisms.bitflip import DBitFlip
+    from ldp.memo import dbitflip_round_epsilon
+
+    survey = make_survey(organizer)
+    question = make_question(
+        survey, options=list("abcde"), mechanism="dbitflip", epsilon=epsilon, mechanism_params={"d": d}
+    )
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, "manual")
+    survey.refresh_from_db()
+    spec = question.current_randomization().build_mechanism().client_spec()
+    memo = rounds.memo_block(survey, question, spec)
+    assert memo == {
+        "series": survey.series.key,
+        "question": str(question.pk),
+        "layers": "memoized-bits+flip",
+        "gamma": 0.1,
+    }
+    bound = rounds.permanent_epsilon(spec, memo)
+    permanent = DBitFlip(k=5, epsilon=bound, d=d)
+    assert permanent.true_bit_probability == pytest.approx(rounds.permanent_bit_probability(spec, 0.1), abs=1e-12)
+    assert dbitflip_round_epsilon(permanent, 0.1) == pytest.approx(epsilon, rel=1e-9)
+    assert bound > epsilon
+
+
+def test_a_dbitflip_question_too_precise_for_the_flip_is_randomized_afresh(organizer):
+    survey = make_survey(organizer)
+    # d >= 2: p1' = e^(eps/2) / (1 + e^(eps/2)) must stay below 1 - gamma = 0.9, i.e. eps < 2 ln 9 = 4.39.
+    question = make_question(
+        survey, options=list("abcde"), mechanism="dbitflip", epsilon=4.5, mechanism_params={"d": 2}
+    )
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, "manual")
+    survey.refresh_from_db()
+    assert rounds.memo_block(survey, question, question.current_randomization().build_mechanism().client_spec()) is None
+
+
+def test_the_answer_page_sends_the_dbitflip_memo_block_and_promises_its_bound(client, organizer):
+    survey = make_survey(organizer)
+    question = make_question(survey, options=list("abcd"), mechanism="dbitflip", epsilon=1.0, mechanism_params={"d": 2})
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, "manual")
+    html = client.get(survey.get_share_url()).content.decode()
+    (entry,) = specs_of(html)
+    assert entry["memo"]["layers"] == "memoized-bits+flip" and entry["memo"]["gamma"] == 0.1
+    # p1' = e^0.5 / (1 + e^0.5); p1 = (p1' - 0.1) / 0.8; epsilon_inf = 2 ln(p1 / (1 - p1)).
+    p1 = (math.exp(0.5) / (1 + math.exp(0.5)) - 0.1) / 0.8
+    assert promise_of(html)["questions"][str(question.pk)]["epsilon_infinity"] == pytest.approx(
+        2 * math.log(p1 / (1 - p1))
+    )
+    assert "data-memo-note" in html
