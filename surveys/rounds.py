@@ -118,8 +118,8 @@ def rounds_of(survey: Survey) -> list[Survey]:
     return list(Survey.objects.filter(series_id=survey.series_id).order_by("round_number"))
 
 
-def latest_round(series: Series) -> Survey:
-    return series.rounds.order_by("-round_number").first()  # type: ignore[return-value]
+def latest_round(series: Series) -> Survey | None:
+    return series.rounds.order_by("-round_number").first()
 
 
 @transaction.atomic
@@ -160,6 +160,8 @@ def do_open_next_round(survey: Survey, now: datetime | None = None) -> Survey:
 def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
     """Open the next round; a schedule's next due time is one period after ``base`` (and after now)."""
     latest = latest_round(series)
+    if latest is None:
+        raise LifecycleError(_("Every round of this survey was deleted."))
     if latest.status == Survey.Status.DRAFT:
         raise LifecycleError(_("Open the survey before starting its next round."))
     if latest.status == Survey.Status.OPEN:
@@ -207,6 +209,8 @@ def open_if_due(series_id: int | None, now: datetime | None = None) -> Survey | 
             return _open_next(series, now, base=series.next_round_at)
     except LifecycleError as error:
         log.warning("series %s: the next round could not open: %s", series_id, error)
+        # A series whose rounds were all deleted has nothing to open: stop its schedule.
+        Series.objects.filter(pk=series_id, rounds__isnull=True).update(next_round_at=None)
         return None
 
 

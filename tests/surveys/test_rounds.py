@@ -418,3 +418,18 @@ def test_the_answer_page_sends_the_dbitflip_memo_block_and_promises_its_bound(cl
         2 * math.log(p1 / (1 - p1))
     )
     assert "data-memo-note" in html
+
+
+def test_a_schedule_whose_rounds_were_all_deleted_stops(recurring):
+    series = rounds.do_make_recurring(recurring, "weekly")
+    recurring.delete()
+    Series.objects.filter(pk=series.pk).update(next_round_at=datetime(2020, 1, 1, tzinfo=UTC))
+    assert rounds.open_due_rounds() == []
+    series.refresh_from_db()
+    assert series.next_round_at is None
+
+
+def test_the_survey_list_names_each_round(organizer_client, recurring):
+    rounds.do_open_next_round(recurring)
+    html = organizer_client.get(reverse("survey_list")).content.decode()
+    assert html.count("data-list-round") == 2 and "Round 2" in html
