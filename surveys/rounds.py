@@ -7,10 +7,10 @@ id across rounds (:attr:`~surveys.models.Question.memo_key`). Opening the next r
 one before, so a series has at most one open round.
 
 Schedules need no daemon: a weekly or monthly series stores when its next round is due, and the
-round is opened by whoever comes first after that time, a respondent on any round's link, the
-organizer's pages, or ``manage.py open_due_rounds`` from cron (:func:`open_due_rounds`). However
-late that is, one round opens and the due time moves past the present (missed periods are not
-opened retroactively).
+round is opened by whoever comes first after that time: a respondent on any round's link, the
+organizer's builder page (results pages only read, possibly from a replica), or
+``manage.py open_due_rounds`` from cron (:func:`open_due_rounds`). However late that is, one round
+opens and the due time moves past the present (missed periods are not opened retroactively).
 
 Memoization (``ldp.memo``, ``static/ldp/memo.js``): for a question of a recurring survey whose
 mechanism has a memoized form, the answer page's spec entry carries a ``memo`` block

@@ -346,8 +346,6 @@ def _digest(text: str) -> str:
 @reads_results
 def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
-    if rounds.open_if_due(survey.series_id) is not None:
-        survey.refresh_from_db()
     kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey)
     if request.htmx and request.GET.get("since") == state.signature:
