@@ -29,9 +29,11 @@ stored mechanism's distribution:
   epsilon_inf. It needs p1' < 1 - gamma, i.e. epsilon below 2 ln((1 - gamma) / gamma) (4.39 at
   gamma = 0.1; half that for d = 1); above it the question is randomized afresh every round.
 
-1BitMean's memoized bit with alpha-point rounding is not used here: flipped, its bit probabilities
-are no longer those of a 1BitMean on the same integer grid, so rounds would need their own
-estimator (``ldp.memo.one_bit_round_mean``) and stored flip.
+* 1BitMean (``memoized-bit+flip``, gamma = 1/4): alpha-point rounding with a kept alpha, then the
+  bit memoized per grid point with weights (2D, 4A - D, 4m) (:func:`permanent_one_bit_weights`),
+  flipped with probability 1/4 every round, which gives back exactly the stored 1BitMean's
+  (A + k m) / D. It needs 4A > D, i.e. epsilon below ln 3; above it the question is randomized
+  afresh every round.
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ log = logging.getLogger(__name__)
 
 #: The layers of a memoized report, per mechanism: RAPPOR's permanent randomized response (PRR,
 #: memoized per series, question and true value) under a fresh instantaneous one (IRR) each round.
-MEMO_LAYERS = {"rappor": "memoized-prr+irr", "dbitflip": "memoized-bits+flip"}
+MEMO_LAYERS = {"rappor": "memoized-prr+irr", "dbitflip": "memoized-bits+flip", "1bitmean": "memoized-bit+flip"}
 #: dBitFlip's instantaneous layer: each memoized bit flipped with this probability every round.
 MEMO_GAMMA = 0.1
+#: 1BitMean's flip: 1/4 keeps the memoized bit's weights integers on a denominator of 2D (at most 2^53).
+ONE_BIT_GAMMA = 0.25
 
 
 def memo_block(survey: Survey, question: Question, spec: dict[str, Any]) -> dict[str, Any] | None:
@@ -73,7 +77,17 @@ def memo_block(survey: Survey, question: Question, spec: dict[str, Any]) -> dict
         if not spec["true_bit_probability"] < 1 - MEMO_GAMMA - 1e-9:
             return None  # epsilon too large for the flip: randomized afresh every round
         block["gamma"] = MEMO_GAMMA
+    if mechanism == "1bitmean":
+        if not 4 * spec["base"] - spec["denominator"] >= 1:
+            return None  # epsilon at or above ln 3: too large for the flip
+        block["gamma"] = ONE_BIT_GAMMA
     return block
+
+
+def permanent_one_bit_weights(spec: dict[str, Any]) -> tuple[int, int, int]:
+    """(D', A', m'): 1BitMean's memoized bit is 1 with probability (A' + k m') / D', which the 1/4 flip
+    turns into the spec's (A + k m) / D: D' = 2D, A' = 4A - D, m' = 4m (3/4 q + 1/4 (1 - q) = q/2 + 1/4)."""
+    return 2 * spec["denominator"], 4 * spec["base"] - spec["denominator"], 4 * spec["slope"]
 
 
 def permanent_bit_probability(spec: dict[str, Any], gamma: float) -> float:
@@ -85,7 +99,8 @@ def permanent_epsilon(spec: dict[str, Any], memo: dict[str, Any]) -> float:
     """epsilon_inf of a memoized question: its permanent layer's epsilon, whatever the number of rounds.
 
     RAPPOR: 2h ln((1 - f/2) / (f/2)). dBitFlip: the permanent bits' epsilon, 2 ln(p1 / (1 - p1))
-    (ln(p1 / (1 - p1)) when d = 1), p1 from :func:`permanent_bit_probability`.
+    (ln(p1 / (1 - p1)) when d = 1), p1 from :func:`permanent_bit_probability`. 1BitMean:
+    ln((D' - A') / A') of :func:`permanent_one_bit_weights`.
     """
     if spec["mechanism"] == "rappor":
         return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
@@ -93,6 +108,9 @@ def permanent_epsilon(spec: dict[str, Any], memo: dict[str, Any]) -> float:
         p1 = permanent_bit_probability(spec, memo["gamma"])
         bit = math.log(p1 / (1 - p1))
         return bit if spec["d"] == 1 else 2 * bit
+    if spec["mechanism"] == "1bitmean":
+        denominator, base, _slope = permanent_one_bit_weights(spec)
+        return math.log((denominator - base) / base)
     raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")
 
 

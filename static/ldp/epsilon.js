@@ -39,7 +39,7 @@
 import { checkTextSketchSpec } from "./freetext.js";
 import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
-import { permanentDBitFlipSpec } from "./memo.js";
+import { permanentDBitFlipSpec, permanentOneBitSpec } from "./memo.js";
 import { checkRapporSpec, epsilonInfinity, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
 
@@ -151,7 +151,11 @@ export function specPrivacy(spec) {
 }
 
 /** The layers of a memoized report, per mechanism (surveys/rounds.py MEMO_LAYERS). */
-export const MEMO_LAYERS = Object.freeze({ rappor: "memoized-prr+irr", dbitflip: "memoized-bits+flip" });
+export const MEMO_LAYERS = Object.freeze({
+  rappor: "memoized-prr+irr",
+  dbitflip: "memoized-bits+flip",
+  "1bitmean": "memoized-bit+flip",
+});
 
 /** Longest series or question id a memo block may carry. */
 const MEMO_ID_LENGTH = 64;
@@ -164,7 +168,8 @@ const MEMO_ID_LENGTH = 64;
 export function checkMemo(memo, spec) {
   if (memo === null || typeof memo !== "object" || Array.isArray(memo)) throw new SpecError("memo", "must be an object", "memo block");
   const keys = Object.keys(memo).sort().join(",");
-  const expected = spec?.mechanism === "dbitflip" ? "gamma,layers,question,series" : "layers,question,series";
+  const flips = spec?.mechanism === "dbitflip" || spec?.mechanism === "1bitmean";
+  const expected = flips ? "gamma,layers,question,series" : "layers,question,series";
   if (keys !== expected) throw new SpecError("memo", `must have exactly the fields ${expected}, got ${keys}`, "memo block");
   for (const name of ["series", "question"]) {
     const value = memo[name];
@@ -176,9 +181,10 @@ export function checkMemo(memo, spec) {
   const layers = Object.prototype.hasOwnProperty.call(MEMO_LAYERS, mechanism) ? MEMO_LAYERS[/** @type {"rappor"} */ (mechanism)] : undefined;
   if (layers === undefined) throw new SpecError("memo", `mechanism ${JSON.stringify(mechanism)} has no memoized form`, "memo block");
   if (memo.layers !== layers) throw new SpecError("memo.layers", `must be ${JSON.stringify(layers)}, got ${JSON.stringify(memo.layers)}`, "memo block");
-  if (mechanism === "dbitflip") {
+  if (flips) {
     try {
-      permanentDBitFlipSpec(spec, memo.gamma);
+      if (mechanism === "dbitflip") permanentDBitFlipSpec(spec, memo.gamma);
+      else permanentOneBitSpec(spec, memo.gamma);
     } catch (error) {
       throw new SpecError("memo.gamma", error instanceof Error ? error.message : String(error), "memo block");
     }
@@ -188,12 +194,14 @@ export function checkMemo(memo, spec) {
 
 /**
  * epsilon_inf of a memoized question: the permanent layer's epsilon, whatever the number of rounds
- * (RAPPOR's 2h ln((1 - f/2)/(f/2)); dBitFlip's at its memoized bit probabilities).
+ * (RAPPOR's 2h ln((1 - f/2)/(f/2)); dBitFlip's at its memoized bit probabilities; 1BitMean's
+ * ln((D - A) / A) of its memoized bit's weights).
  * @param {any} spec  checked already
  * @param {any} memo  checked already
  */
 export function memoEpsilonInfinity(spec, memo) {
   if (spec.mechanism === "dbitflip") return unaryEpsilon(permanentDBitFlipSpec(spec, memo.gamma));
+  if (spec.mechanism === "1bitmean") return oneBitEpsilon(permanentOneBitSpec(spec, memo.gamma));
   return epsilonInfinity(spec);
 }
 

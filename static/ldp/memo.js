@@ -201,6 +201,27 @@ export function permanentDBitFlipSpec(spec, gamma) {
   return permanent;
 }
 
+/** 1BitMean's flip in a recurring survey: 1/4, which keeps the memoized bit's weights integers. */
+export const ONE_BIT_GAMMA = 0.25;
+
+/**
+ * The permanent layer of a recurring survey's 1BitMean question (surveys/rounds.py): the served
+ * spec is 1BitMean at the round's epsilon, P(1 | k) = (A + k m) / D. The memoized bit uses
+ * (4A - D + 4k m) / 2D, which a flip with probability 1/4 turns back into (A + k m) / D exactly:
+ * 3/4 q + 1/4 (1 - q) = q/2 + 1/4. It needs 4A > D, i.e. epsilon below ln 3.
+ * @param {any} spec  a "1bitmean" numeric spec
+ * @param {number} gamma  must be ONE_BIT_GAMMA
+ */
+export function permanentOneBitSpec(spec, gamma) {
+  checkNumericSpec(spec);
+  if (spec.mechanism !== "1bitmean") throw new RangeError("permanentOneBitSpec needs a 1bitmean spec");
+  if (gamma !== ONE_BIT_GAMMA) throw new RangeError(`gamma must be ${ONE_BIT_GAMMA} for 1BitMean, got ${gamma}`);
+  const denominator = 2 * spec.denominator;
+  const base = 4 * spec.base - spec.denominator;
+  if (!(base >= 1)) throw new RangeError(`epsilon ${spec.epsilon} is too large for the flip: 4 base must exceed denominator`);
+  return { ...spec, denominator, base, slope: 4 * spec.slope, epsilon: Math.log((denominator - base) / base) };
+}
+
 /**
  * Each bit flipped with probability gamma (the instantaneous layer of dBitFlip and 1BitMean).
  * @param {number[]} bits

@@ -8,10 +8,11 @@
  * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
  * ledger in localStorage, the answers are cleared and a receipt shows the reports.
  *
- * A recurring survey's memoized question (its spec entry carries a `memo` block: RAPPOR, dBitFlip)
- * is randomized in two layers (memo.js): the permanent one derived from this browser's device
- * secret per (series, question, answer), the same every round, and fresh noise on top (RAPPOR's
- * IRR; dBitFlip's bits flipped with the block's gamma). The secret stays in localStorage.
+ * A recurring survey's memoized question (its spec entry carries a `memo` block: RAPPOR, dBitFlip,
+ * 1BitMean) is randomized in two layers (memo.js): the permanent one derived from this browser's
+ * device secret per (series, question, answer), the same every round (1BitMean: after alpha-point
+ * rounding with a kept alpha), and fresh noise on top (RAPPOR's IRR; the bits flipped with the
+ * block's gamma). The secret stays in localStorage.
  */
 
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
@@ -21,7 +22,15 @@ import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { recordSpends } from "../ldp/ledger.js";
-import { dbitflipRound, loadDeviceSecret, permanentDBitFlipSpec, rapporRound, roundSpend } from "../ldp/memo.js";
+import {
+  dbitflipRound,
+  loadDeviceSecret,
+  oneBitRound,
+  permanentDBitFlipSpec,
+  permanentOneBitSpec,
+  rapporRound,
+  roundSpend,
+} from "../ldp/memo.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -89,7 +98,9 @@ function setUp(form) {
           : takes === "set"
             ? randomizeSet(entry.spec, answer.chosen, random)
             : takes === "value"
-              ? randomizeNumeric(entry.spec, answer.value, random)
+              ? entry.memo && entry.spec.mechanism === "1bitmean"
+                ? await memoizedNumber(entry, answer.value, random)
+                : randomizeNumeric(entry.spec, answer.value, random)
               : entry.memo && entry.spec.mechanism === "dbitflip"
                 ? await memoizedChoice(entry, answer.index, random)
                 : randomize(entry.spec, answer.index, random);
@@ -159,11 +170,23 @@ function recordInLedger(form, receipt, specs) {
  * @param {{spec: any, memo?: {gamma?: number}}} entry
  */
 function memoSpend(entry) {
-  if (entry.spec.mechanism === "dbitflip") {
-    const gamma = Number(entry.memo?.gamma);
-    return roundSpend(permanentDBitFlipSpec(entry.spec, gamma), gamma).memo;
-  }
+  const gamma = Number(entry.memo?.gamma);
+  if (entry.spec.mechanism === "dbitflip") return roundSpend(permanentDBitFlipSpec(entry.spec, gamma), gamma).memo;
+  if (entry.spec.mechanism === "1bitmean") return roundSpend(permanentOneBitSpec(entry.spec, gamma), gamma).memo;
   return roundSpend(entry.spec).memo;
+}
+
+/**
+ * A recurring survey's 1BitMean report: the bit memoized from the device secret for the value's grid
+ * point (alpha-point rounding with a kept alpha; memo.js permanentOneBitSpec), flipped with gamma.
+ * @param {{spec: any, memo?: {series: string, question: string, gamma?: number}}} entry
+ * @param {number} value
+ * @param {import("../ldp/randomize.js").RandomSource} random
+ */
+async function memoizedNumber(entry, value, random) {
+  const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
+  const permanent = permanentOneBitSpec(entry.spec, memo.gamma);
+  return oneBitRound(loadDeviceSecret(), memo.series, memo.question, value, permanent, memo.gamma, random);
 }
 
 /**

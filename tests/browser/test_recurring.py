@@ -7,16 +7,25 @@ from __future__ import annotations
 import json
 import logging
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from django.urls import reverse
 
-from ldp.memo import memoized_prr
+from ldp.memo import memoized_one_bit, memoized_prr
 from ldp.text import normalize_text
 from surveys import actions, rounds
 from surveys.models import Report, Survey
-from tests.base import PASSWORD, make_question, make_reports, make_survey, make_text_question, make_user
+from tests.base import (
+    PASSWORD,
+    make_number_question,
+    make_question,
+    make_reports,
+    make_survey,
+    make_text_question,
+    make_user,
+)
 
 ANSWER = "해운대 Zebra 7318"
 CHANGED = "광안리 Okapi 2291"
@@ -53,6 +62,9 @@ def survey(db):
         mechanism="dbitflip",
         mechanism_params={"d": 2},
     )
+    make_number_question(
+        survey, lo=0, hi=10, text="Hours of sleep?", mechanism="1bitmean", epsilon=0.5, whole_numbers=False
+    )
     make_text_question(
         survey, "rappor", text="One word for it?", epsilon=4 * math.log(5 / 3), mechanism_params=RAPPOR_PARAMS
     )
@@ -70,14 +82,23 @@ MEMOIZED_CHOICE = """async ([entry, value]) => {
 }"""
 
 
-def answer(page, live_server, survey, text, option=1):
+#: Recomputes, inside the page, the memoized 1BitMean grid point and bit of a value.
+MEMOIZED_NUMBER = """async ([entry, value]) => {
+  const memo = await import('/static/ldp/memo.js');
+  const permanent = memo.permanentOneBitSpec(entry.spec, entry.memo.gamma);
+  return memo.memoizedOneBit(memo.loadDeviceSecret(), entry.memo.series, entry.memo.question, value, permanent);
+}"""
+
+
+def answer(page, live_server, survey, text, option=1, hours=7.3):
     """Answer both questions of a round: (the one POST body sent, the RAPPOR and dBitFlip spec entries)."""
     posts = []
     page.on("request", lambda request: request.method == "POST" and posts.append(request))
     page.goto(f"{live_server.url}{survey.get_share_url()}")
     entries = {e["spec"]["mechanism"]: e for e in json.loads(page.text_content("#murmur-specs"))}
     page.locator("[data-question-id]").nth(0).locator(f"[data-option-index='{option}']").check()
-    page.locator("[data-question-id]").nth(1).locator("[data-text-input]").fill(text)
+    page.locator("[data-question-id]").nth(1).locator("[data-number-input]").fill(str(hours))
+    page.locator("[data-question-id]").nth(2).locator("[data-text-input]").fill(text)
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
     assert len(posts) == 1
@@ -101,7 +122,8 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     page.goto(f"{live_server.url}{survey.get_share_url()}")
     notes = [" ".join(note.split()) for note in page.locator("[data-memo-note]").all_text_contents()]
     assert "ε = 1; however" in notes[0] and "ε∞ = 1.265." in notes[0]  # dBitFlip, gamma = 0.1
-    assert "ε = 2.043; however" in notes[1] and "ε∞ = 4.394." in notes[1]  # RAPPOR, f = 0.5
+    assert "ε = 0.5; however" in notes[1] and "ε∞ = 1.072." in notes[1]  # 1BitMean, gamma = 1/4
+    assert "ε = 2.043; however" in notes[2] and "ε∞ = 4.394." in notes[2]  # RAPPOR, f = 0.5
     first_body, first_entries = answer(page, live_server, survey, ANSWER)
     entry, choice = first_entries["rappor"], first_entries["dbitflip"]
     assert choice["memo"]["layers"] == "memoized-bits+flip" and choice["memo"]["gamma"] == 0.1
@@ -139,7 +161,7 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     changed = page.evaluate(PERMANENT, [survey.series.key, entry["memo"]["question"], CHANGED, entry["spec"]])
     assert changed["cohort"] == first["cohort"] and changed["permanent"] != first["permanent"]
     third_round = rounds.do_open_next_round(second_round)
-    third_body, third_entries = answer(page, live_server, third_round, CHANGED, option=2)
+    third_body, third_entries = answer(page, live_server, third_round, CHANGED, option=2, hours=2.6)
     third_text = third_round.questions.get(kind="text")
     third_report = next(r["report"] for r in third_body["reports"] if r["question"] == third_text.pk)
     assert third_report == {"cohort": changed["cohort"], "bits": changed["permanent"]}
@@ -150,6 +172,16 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert report_of(first_body, choice) == report_of(second_body, choice_two) == fine
     assert report_of(third_body, third_entries["dbitflip"]) == bad and bad["buckets"] == fine["buckets"]
     assert choice_two["memo"]["question"] == choice["memo"]["question"] == str(choice["question"])
+    # 1BitMean: alpha-point rounding with the kept alpha, then the memoized bit of that grid point (no flip).
+    sleep = first_entries["1bitmean"]
+    assert sleep["memo"]["layers"] == "memoized-bit+flip" and sleep["memo"]["gamma"] == 0.25
+    seven = page.evaluate(MEMOIZED_NUMBER, [sleep, 7.3])
+    assert report_of(first_body, sleep) == report_of(second_body, second_entries["1bitmean"]) == {"index": seven["bit"]}
+    two = page.evaluate(MEMOIZED_NUMBER, [sleep, 2.6])
+    assert report_of(third_body, third_entries["1bitmean"]) == {"index": two["bit"]}
+    grid = sleep["spec"]["grid"]
+    assert math.floor(7.3 / 10 * grid) <= seven["point"] <= math.ceil(7.3 / 10 * grid)
+    assert math.floor(2.6 / 10 * grid) <= two["point"] <= math.ceil(2.6 / 10 * grid)
     # Python derives the same layers from the secret (read here by the test only; it is never sent).
     secret_hex = page.evaluate("localStorage.getItem('murmur-device-secret-v1')")
     mechanism = text_question.current_randomization().build_mechanism().inner
@@ -157,6 +189,14 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
         bytes.fromhex(secret_hex), survey.series.key, str(text_question.pk), normalize_text(ANSWER), mechanism
     )
     assert cohort == first["cohort"] and permanent.tolist() == first["permanent"]
+    served = survey.questions.get(kind="numeric").current_randomization().build_mechanism()
+    denominator, base, slope = rounds.permanent_one_bit_weights(sleep["spec"])
+    stand_in = SimpleNamespace(round_to_grid=served.round_to_grid, denominator=denominator, base=base, slope=slope)
+    memo = sleep["memo"]
+    assert memoized_one_bit(bytes.fromhex(secret_hex), memo["series"], memo["question"], 7.3, stand_in) == (
+        seven["point"],
+        seven["bit"],
+    )
     # The stored reports are the ones sent, under each round's own randomization.
     for body, current in ((first_body, survey), (second_body, second_round)):
         stored = {r.question_id: r for r in Report.objects.filter(submission__survey=current)}
@@ -172,11 +212,11 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert rows.count() == 1
     cells = rows.nth(0).locator("td").all_inner_texts()
     assert cells[0] == "Weekly check-in" and cells[2] == "1, 2, 3"
-    # Three rounds of (1 + 4 ln(5/3)): sequentially 9.13. Memoized, each question's three rounds cost at
-    # most min(3 epsilon, min(3, V) epsilon_inf), as the ledger cannot know whether the answer stayed the same:
-    # no less here (dBitFlip's epsilon_inf is 1.27 > 1).
-    assert page.inner_text("[data-ledger-total]") == "ε = 9.13"
-    assert page.inner_text("[data-ledger-memoized]") == "ε = 9.13"
+    # Three rounds of (1 + 0.5 + 4 ln(5/3)): sequentially 10.63. Memoized, each question's three rounds cost
+    # at most min(3 epsilon, min(3, V) epsilon_inf), as the ledger cannot know whether the answer stayed the
+    # same: no less here (every epsilon_inf is above its round's epsilon).
+    assert page.inner_text("[data-ledger-total]") == "ε = 10.63"
+    assert page.inner_text("[data-ledger-memoized]") == "ε = 10.63"
     ledger = json.loads(page.evaluate("localStorage.getItem('murmur-epsilon-ledger-v1')"))
     memoized = [e for e in ledger if e["memo"] is not None and e["memo"]["values"] is None]
     assert [e["round"] for e in memoized] == [1, 2, 3] and {e["question"] for e in memoized} == {str(text_question.pk)}

@@ -1,12 +1,13 @@
-// The answer page's check of a recurring survey's memoized questions (static/ldp/epsilon.js), RAPPOR and dBitFlip:
+// The answer page's check of a recurring survey's memoized questions (static/ldp/epsilon.js), RAPPOR, dBitFlip and 1BitMean:
 // a memo block must be well formed and name a mechanism with a memoized form, and the page's
 // promised epsilon_inf must hold for the parameters received, recomputed exactly.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { MEMO_LAYERS, checkMemo, checkPromises, memoEpsilonInfinity, specPrivacy } from "../../static/ldp/epsilon.js";
-import { dbitflipRoundEpsilon, permanentDBitFlipSpec } from "../../static/ldp/memo.js";
+import { dbitflipRoundEpsilon, oneBitRoundEpsilon, permanentDBitFlipSpec, permanentOneBitSpec } from "../../static/ldp/memo.js";
 import { SpecError } from "../../static/ldp/spec.js";
 import { refusalReason } from "../../static/surveys/promise.js";
 
@@ -101,7 +102,7 @@ for (const [name, memo] of Object.entries(MALFORMED)) {
 test("a memo block on a mechanism without a memoized form is malformed", () => {
   const krr = { mechanism: "krr", k: 2, epsilon: 1, keep_probability: Math.E / (1 + Math.E) };
   assert.throws(() => checkMemo({ ...MEMO, layers: "memoized-prr+irr" }, krr), SpecError);
-  assert.deepEqual(Object.keys(MEMO_LAYERS), ["rappor", "dbitflip"]);
+  assert.deepEqual(Object.keys(MEMO_LAYERS), ["rappor", "dbitflip", "1bitmean"]);
 });
 
 // -- dBitFlip: the served spec is the round's mechanism; the memo block's gamma gives the permanent bits.
@@ -179,4 +180,32 @@ test("a promised dBitFlip epsilon_inf below the permanent bits' is refused", () 
     problems.map((p) => p.reason),
     ["epsilon_infinity"],
   );
+});
+
+// -- 1BitMean: the flip of 1/4 keeps the memoized bit's weights integers (D' = 2D, A' = 4A - D, m' = 4m).
+
+const ONE_BIT = JSON.parse(readFileSync(new URL("./privacy_table.json", import.meta.url), "utf8"))["num-1bitmean"].spec;
+const QUARTER = { series: "series-key", question: "9", layers: "memoized-bit+flip", gamma: 0.25 };
+
+test("1BitMean: the memoized bit flipped with 1/4 is the served bit at every grid point, exactly", () => {
+  const permanent = permanentOneBitSpec(ONE_BIT, 0.25);
+  const [D, A, m] = [ONE_BIT.denominator, ONE_BIT.base, ONE_BIT.slope].map(BigInt);
+  const [D2, A2, m2] = [permanent.denominator, permanent.base, permanent.slope].map(BigInt);
+  for (let k = 0n; k <= BigInt(ONE_BIT.grid); k += 1n) {
+    // 4 D' P(1 after the flip) = 3 (A' + k m') + (D' - A' - k m'), against 4 D' (A + k m) / D.
+    assert.equal(3n * (A2 + k * m2) + (D2 - A2 - k * m2), (4n * D2 * (A + k * m)) / D);
+    assert.equal((4n * D2 * (A + k * m)) % D, 0n);
+  }
+  assert.ok(Math.abs(oneBitRoundEpsilon(permanent, 0.25) - specPrivacy(ONE_BIT).epsilon) < 1e-12);
+  const bound = memoEpsilonInfinity(ONE_BIT, QUARTER);
+  assert.ok(Math.abs(bound - Math.log((permanent.denominator - permanent.base) / permanent.base)) < 1e-15);
+  assert.ok(bound > specPrivacy(ONE_BIT).epsilon);
+  assert.deepEqual(checkPromises([{ question: 9, spec: ONE_BIT, memo: QUARTER }], promiseOf({ 9: { epsilon: 1, epsilon_infinity: bound } })), []);
+});
+
+test("a 1BitMean memo block with another flip, or on a spec above ln 3, is malformed", () => {
+  assert.throws(() => checkMemo({ ...QUARTER, gamma: 0.1 }, ONE_BIT), SpecError);
+  // A 1BitMean at epsilon ln 4 > ln 3: base = D / 5, and 4 base < D.
+  const sharp = { ...ONE_BIT, epsilon: Math.log(4), denominator: 1000, base: 200, slope: 60 };
+  assert.throws(() => checkMemo(QUARTER, sharp), SpecError);
 });

@@ -20,7 +20,15 @@ from surveys import actions, rounds
 from surveys.models import Question, Report, Series, Submission, Survey, TallyCell
 from surveys.submissions import new_token
 from surveys.transparency import survey_record
-from tests.base import make_question, make_reports, make_survey, make_text_question, make_text_reports, stored_tally
+from tests.base import (
+    make_number_question,
+    make_question,
+    make_reports,
+    make_survey,
+    make_text_question,
+    make_text_reports,
+    stored_tally,
+)
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
 #: Seed 004's RAPPOR shape at epsilon_1 = 4 ln(5/3): f = 0.5, so epsilon_inf = 4 ln 3.
@@ -277,7 +285,7 @@ def test_memo_keys_stay_the_same_in_the_next_round(client, recurring):
 def test_the_layers_match_the_browser_check():
     source = (Path(settings.BASE_DIR) / "static/ldp/epsilon.js").read_text(encoding="utf-8")
     for mechanism, layers in rounds.MEMO_LAYERS.items():
-        assert f'{mechanism}: "{layers}"' in source
+        assert f'{mechanism}: "{layers}"' in source or f'"{mechanism}": "{layers}"' in source
 
 
 def post(client, survey, reports, **headers):
@@ -370,17 +378,14 @@ def test_a_dbitflip_question_is_memoized_with_a_flip_that_gives_back_its_round_e
     from ldp.mechanisms.bitflip import DBitFlip
     from ldp.memo import dbitflip_round_epsilon
 
-    survey = make_survey(organizer)
-    question = make_question(
-        survey, options=list("abcde"), mechanism="dbitflip", epsilon=epsilon, mechanism_params={"d": d}
+    question, spec, memo = one_question_round(
+        organizer,
+        lambda survey: make_question(
+            survey, options=list("abcde"), mechanism="dbitflip", epsilon=epsilon, mechanism_params={"d": d}
+        ),
     )
-    actions.do_open_survey(survey)
-    rounds.do_make_recurring(survey, "manual")
-    survey.refresh_from_db()
-    spec = question.current_randomization().build_mechanism().client_spec()
-    memo = rounds.memo_block(survey, question, spec)
     assert memo == {
-        "series": survey.series.key,
+        "series": question.survey.series.key,
         "question": str(question.pk),
         "layers": "memoized-bits+flip",
         "gamma": 0.1,
@@ -393,15 +398,14 @@ def test_a_dbitflip_question_is_memoized_with_a_flip_that_gives_back_its_round_e
 
 
 def test_a_dbitflip_question_too_precise_for_the_flip_is_randomized_afresh(organizer):
-    survey = make_survey(organizer)
     # d >= 2: p1' = e^(eps/2) / (1 + e^(eps/2)) must stay below 1 - gamma = 0.9, i.e. eps < 2 ln 9 = 4.39.
-    question = make_question(
-        survey, options=list("abcde"), mechanism="dbitflip", epsilon=4.5, mechanism_params={"d": 2}
+    _question, _spec, memo = one_question_round(
+        organizer,
+        lambda survey: make_question(
+            survey, options=list("abcde"), mechanism="dbitflip", epsilon=4.5, mechanism_params={"d": 2}
+        ),
     )
-    actions.do_open_survey(survey)
-    rounds.do_make_recurring(survey, "manual")
-    survey.refresh_from_db()
-    assert rounds.memo_block(survey, question, question.current_randomization().build_mechanism().client_spec()) is None
+    assert memo is None
 
 
 def test_the_answer_page_sends_the_dbitflip_memo_block_and_promises_its_bound(client, organizer):
@@ -433,3 +437,47 @@ def test_the_survey_list_names_each_round(organizer_client, recurring):
     rounds.do_open_next_round(recurring)
     html = organizer_client.get(reverse("survey_list")).content.decode()
     assert html.count("data-list-round") == 2 and "Round 2" in html
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 0.5, 1.0, 1.09])
+def test_a_1bitmean_question_is_memoized_with_a_quarter_flip_that_gives_back_its_round_epsilon(organizer, epsilon):
+    """Weights (2D, 4A - D, 4m) flipped with 1/4 are exactly the stored 1BitMean's (A + k m) / D, and the
+    flipped round's epsilon (ldp.memo.one_bit_round_epsilon) is the question's."""
+    from types import SimpleNamespace
+
+    from ldp.memo import one_bit_round_epsilon
+
+    question, spec, memo = one_question_round(
+        organizer, lambda survey: make_number_question(survey, lo=0, hi=10, mechanism="1bitmean", epsilon=epsilon)
+    )
+    assert memo == {
+        "series": question.survey.series.key,
+        "question": str(question.pk),
+        "layers": "memoized-bit+flip",
+        "gamma": 0.25,
+    }
+    denominator, base, slope = rounds.permanent_one_bit_weights(spec)
+    for k in range(spec["grid"] + 1):
+        # 4 D' P(1 after the flip) = 3 (A' + k m') + D' - (A' + k m') = 4 D' (A + k m) / D, in integers.
+        assert 2 * (base + k * slope) + denominator == 8 * (spec["base"] + k * spec["slope"])
+    permanent = SimpleNamespace(base=base, denominator=denominator)
+    assert one_bit_round_epsilon(permanent, 0.25) == pytest.approx(spec["epsilon"], rel=1e-9)
+    assert rounds.permanent_epsilon(spec, memo) == pytest.approx(math.log((denominator - base) / base), rel=1e-15)
+
+
+def test_a_1bitmean_question_at_or_above_ln_3_is_randomized_afresh(organizer):
+    _question, _spec, memo = one_question_round(
+        organizer, lambda survey: make_number_question(survey, lo=0, hi=10, mechanism="1bitmean", epsilon=1.2)
+    )
+    assert memo is None
+
+
+def one_question_round(organizer, add):
+    """Round 1 of a new series with the one question ``add(survey)`` makes: (question, its spec, its memo block)."""
+    survey = make_survey(organizer)
+    question = add(survey)
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, "manual")
+    survey.refresh_from_db()
+    spec = question.current_randomization().build_mechanism().client_spec()
+    return question, spec, rounds.memo_block(survey, question, spec)
