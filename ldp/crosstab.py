@@ -75,6 +75,7 @@ __all__ = [
     "expected_errors",
     "pair_tally",
     "posthoc_estimate",
+    "posthoc_expected_half_width",
     "report_counts",
 ]
 
@@ -287,6 +288,27 @@ def declared_estimate(mechanism: Mechanism, tally: Tally, k1: int, k2: int) -> J
     return _joint_estimate(estimate.proportions.reshape(k1, k2), estimate.covariance, mechanism.unit_variances, tally.n)
 
 
+def posthoc_expected_half_width(first: Mechanism, second: Mechanism, n: int) -> float:
+    """Expected half-width of the widest 95 % cell band of a post-hoc cross-tab, at evenly spread answers.
+
+    n Var(F_hat[a, b]) = (W1 F W2^T - F)[a, b] at F = 1 / (k1 k2) (module docstring): the
+    fixed-population variance, so it is the randomization's noise alone.
+
+    >>> from ldp import make_mechanism
+    >>> m = make_mechanism("krr", k=2, epsilon=1.0)
+    >>> # p = e / (1 + e): W = I + pq / (p - q)^2 = [[1.921, 0.921], ...]; 1.96 sqrt((2.842^2 / 4 - 1/4) / 1000)
+    >>> round(posthoc_expected_half_width(m, m, 1000), 3)
+    0.082
+    """
+    if n < 1:
+        raise ValueError(f"n must be a positive number of respondents, got {n!r}")
+    k1, k2 = first.k, second.k
+    uniform = np.full((k1, k2), 1.0 / (k1 * k2))
+    w1 = first.unit_variances + np.eye(k1)
+    w2 = second.unit_variances + np.eye(k2)
+    return Z_95 * math.sqrt(float(np.max(w1 @ uniform @ w2.T - uniform)) / n)
+
+
 @dataclass(frozen=True)
 class CrosstabErrors:
     """Expected half-width of the widest 95 % cell band, post hoc and declared, at evenly spread answers."""
@@ -309,18 +331,11 @@ def expected_errors(first: Mechanism, second: Mechanism, declared: Mechanism, n:
     >>> e.declared < e.posthoc, e.posthoc_epsilon == e.declared_epsilon
     (True, True)
     """
-    if n < 1:
-        raise ValueError(f"n must be a positive number of respondents, got {n!r}")
-    k1, k2 = first.k, second.k
-    if declared.k != k1 * k2:
-        raise ValueError(f"the declared mechanism must have {k1 * k2} options, got {declared.k}")
-    uniform = np.full((k1, k2), 1.0 / (k1 * k2))
-    w1 = first.unit_variances + np.eye(k1)
-    w2 = second.unit_variances + np.eye(k2)
-    posthoc = float(np.max(w1 @ uniform @ w2.T - uniform))
+    if declared.k != first.k * second.k:
+        raise ValueError(f"the declared mechanism must have {first.k * second.k} options, got {declared.k}")
     declared_variance = float(np.max(declared.report_variances()))
     return CrosstabErrors(
-        Z_95 * math.sqrt(posthoc / n),
+        posthoc_expected_half_width(first, second, n),
         Z_95 * math.sqrt(declared_variance / n),
         first.epsilon + second.epsilon,
         declared.epsilon,

@@ -172,3 +172,30 @@ def trend_lines(
         if len(labels) > 1 or labels[0]:
             axes.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
         return _svg(figure)
+
+
+def crosstab_heatmap(
+    row_labels: Sequence[str], column_labels: Sequence[str], cells: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> str:
+    """A cross-tab's joint shares as a heatmap (vector cells, no raster image), each cell with its 95 % band."""
+    import matplotlib
+
+    rows, columns = cells.shape
+    with matplotlib.rc_context(RC):
+        figure = Figure(figsize=(1.2 * columns + 2.4, 0.7 * rows + 1.2))
+        axes = figure.add_subplot()
+        top = max(float(cells.max()), 1e-9)
+        axes.pcolormesh(np.clip(cells, 0, None)[::-1], cmap="Blues", vmin=0, vmax=top, edgecolors="white")
+        for a in range(rows):
+            for b in range(columns):
+                dark = cells[a, b] > 0.6 * top
+                text = f"{100 * cells[a, b]:.0f} %\n{100 * low[a, b]:.0f}–{100 * high[a, b]:.0f}"
+                axes.text(
+                    b + 0.5, rows - a - 0.5, text, ha="center", va="center", fontsize=8, color="white" if dark else INK
+                )
+        axes.set_xticks(np.arange(columns) + 0.5, labels=[_short(label, 16) for label in column_labels])
+        axes.set_yticks(np.arange(rows) + 0.5, labels=[_short(label) for label in row_labels[::-1]])
+        axes.xaxis.tick_top()
+        axes.tick_params(length=0)
+        axes.spines[:].set_visible(False)
+        return _svg(figure)

@@ -45,6 +45,8 @@ urlpatterns = [
     path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
     path("surveys/<int:survey_id>/results/", results.survey_results, name="survey_results"),
+    path("surveys/<int:survey_id>/results/crosstab/", results.survey_crosstab, name="survey_crosstab"),
+    path("surveys/<int:survey_id>/export/crosstab.json", results.export_crosstab, name="export_crosstab"),
     path("surveys/<int:survey_id>/results/<int:question_id>/", results.question_results, name="question_results"),
     path(
         "surveys/<int:survey_id>/results/<int:question_id>/candidates/",

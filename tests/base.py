@@ -155,3 +155,21 @@ def make_set_reports(question: Question, sets: Any, seed: int = 0) -> None:
         for submission, row in zip(submissions, packed, strict=True)
     )
     add_to_tally(randomization, packed)
+@transaction.atomic
+def make_joint_reports(questions: list[Question], answers: np.ndarray, seed: int = 0) -> None:
+    """One submission per row of ``answers`` holding one report per question (column), as a browser sends them.
+
+    Each column is randomized with its question's current randomization (fixed seed per column); a
+    negative answer means the respondent skipped that question (no report).
+    """
+    answers = np.asarray(answers)
+    submissions = record_submissions(questions[0].survey, [None] * answers.shape[0])
+    for column, question in enumerate(questions):
+        randomization = actions.sync_randomization(question)
+        answered = np.flatnonzero(answers[:, column] >= 0)
+        packed = randomization.build_mechanism().randomize(answers[answered, column], rng=seed + column)
+        Report.objects.bulk_create(
+            Report(submission=submissions[i], question=question, randomization=randomization, packed=row.tobytes())
+            for i, row in zip(answered, packed, strict=True)
+        )
+        add_to_tally(randomization, [row.tobytes() for row in packed])

@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from ldp.advisor import Z_95
-from surveys import charts, integrity, rounds, tallies, trends
+from surveys import charts, crosstabs, integrity, rounds, tallies, trends
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
 from surveys.forms import CandidatesForm
@@ -354,6 +354,7 @@ def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
 
     def render_page() -> HttpResponse:
         context = dashboard_context(survey, kind, state, bands=bands) | trend
+        context["choices"] = [q for q in state.questions if q.pk in crosstabs.crossable(state)]
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
@@ -453,6 +454,131 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
     response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
     patch_cache_control(response, no_cache=True)
     return response
+
+
+# -- cross-tabulation -------------------------------------------------------------------------
+
+CROSSTAB = "surveys/crosstab.html"
+
+
+def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_id: str) -> dict[str, Any]:
+    """The selector's choices and, once two different crossable questions are chosen, their cross-tab.
+
+    An id that is not one of the survey's crossable questions is a 404 (as another survey's is).
+    """
+    choices = [q for q in state.questions if q.pk in crosstabs.crossable(state)]
+    context: dict[str, Any] = {"survey": survey, "choices": choices, "first": None, "second": None, "status": 200}
+    if not (first_id and second_id):
+        return context
+    by_id = {str(q.pk): q for q in choices}
+    if first_id not in by_id or second_id not in by_id:
+        raise Http404
+    first, second = context["first"], context["second"] = by_id[first_id], by_id[second_id]
+    if first.pk == second.pk:
+        context["error"], context["status"] = _("Choose two different questions."), 400
+        return context
+    try:
+        crosstab = crosstabs.read_crosstab(state, first, second)
+    except crosstabs.CrosstabError:
+        context["error"], context["status"] = _("These two questions have too many options to cross."), 400
+        return context
+    context["crosstab"] = crosstab
+    if crosstab.enough:
+        context["rows"] = crosstabs.cell_rows(crosstab)
+        context["conditional"] = crosstabs.conditional_rows(crosstab)
+        context["chart"] = crosstab_chart(crosstab)
+    return context
+
+
+def crosstab_chart(crosstab: crosstabs.Crosstab) -> str:
+    """The cross-tab's heatmap, drawn once per (pair of tallies, labels, language)."""
+    labels = _digest(json.dumps([crosstab.first.options, crosstab.second.options]))
+    key = f"murmur:crosstab-chart:{charts.CHART_VERSION}:{crosstab.digest}:{labels}:{get_language()}"
+    svg = cache.get(key)
+    if svg is None:
+        estimate = crosstab.estimate
+        assert estimate is not None
+        low, high = estimate.bands
+        svg = charts.crosstab_heatmap(
+            crosstab.first.options, crosstab.second.options, estimate.consistent_cells, low, high
+        )
+        cache.set(key, svg, CACHE_SECONDS)
+    return svg
+
+
+def requested_crosstab(request: HttpRequest, survey_id: int) -> dict[str, Any]:
+    """:func:`crosstab_context` for the survey (if the user may read its results) and the questions asked for."""
+    survey = get_survey_for_results(request.user, survey_id)
+    first, second = request.GET.get("first", ""), request.GET.get("second", "")
+    return crosstab_context(survey, SurveyState.read(survey), first, second)
+
+
+@login_required
+@require_GET
+@reads_results
+def survey_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Two choice questions crossed post hoc: the selector, the joint shares and the conditional shares."""
+    context = requested_crosstab(request, survey_id)
+    template = f"{CROSSTAB}#crosstab-body" if request.htmx else CROSSTAB
+    response = render(request, template, context, status=context["status"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+@login_required
+@require_GET
+@reads_results
+def export_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """A post-hoc cross-tab as JSON, with what re-estimating it needs: both randomizations and T."""
+    context = requested_crosstab(request, survey_id)
+    survey, crosstab = context["survey"], context.get("crosstab")
+    if crosstab is None:
+        return JsonResponse({"error": str(context.get("error") or _("Choose two different questions."))}, status=400)
+    response = JsonResponse(crosstab_record(crosstab))
+    name = f"survey-{survey.pk}-crosstab-{crosstab.first.pk}-{crosstab.second.pk}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def crosstab_record(crosstab: crosstabs.Crosstab) -> dict[str, Any]:
+    """The export of one cross-tab: how each question was randomized, the pair table, and the estimate."""
+
+    def question(q: Question, r: Any) -> dict[str, Any]:
+        spec = {"version": r.version, "mechanism": r.mechanism, "k": r.k, "epsilon": r.epsilon, "params": r.params}
+        return {"question_id": q.pk, "question": q.text, "kind": q.kind, "options": q.options, **spec}
+
+    record: dict[str, Any] = {
+        "method": "post-hoc",
+        "level": 0.95,
+        "first": question(crosstab.first, crosstab.first_randomization),
+        "second": question(crosstab.second, crosstab.second_randomization),
+        "n": crosstab.n,
+        "pair_table": crosstab.tally.table.tolist(),
+        "enough": crosstab.enough,
+        "expected_half_width": crosstab.expected_half_width,
+    }
+    estimate = crosstab.estimate
+    if estimate is not None:
+        conditional = estimate.conditional("first")
+        record |= {
+            "unbiased": estimate.cells.tolist(),
+            "consistent": estimate.consistent_cells.tolist(),
+            "standard_error": estimate.standard_errors.tolist(),
+            "low": estimate.bands.low.tolist(),
+            "high": estimate.bands.high.tolist(),
+            "simultaneous_low": estimate.simultaneous.low.tolist(),
+            "simultaneous_high": estimate.simultaneous.high.tolist(),
+            "conditional_on_first": _finite(conditional.shares),
+            "conditional_low": _finite(conditional.bands.low),
+            "conditional_high": _finite(conditional.bands.high),
+            "conditional_noisy": conditional.noisy.tolist(),
+        }
+    return record
+
+
+def _finite(values: np.ndarray) -> list[list[float | None]]:
+    """NaN (an undefined conditional row) as null, which JSON can carry."""
+    return [[None if np.isnan(v) else float(v) for v in row] for row in values]
 
 
 # -- exports ----------------------------------------------------------------------------------

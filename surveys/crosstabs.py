@@ -1,0 +1,222 @@
+"""Cross-tabulation of two choice questions on the results page, post hoc (:mod:`ldp.crosstab`).
+
+Any two questions whose reports are choices (single choice, yes/no, a rating's shares, a number's
+histogram, matrix items) can be crossed after the fact: each submission that answered both sent
+one report of each, randomized independently, and ``ldp.crosstab.posthoc_estimate`` turns the table
+T of the report pairs' tally counts into the joint distribution's unbiased estimate.
+
+T is aggregated in the database: the two questions' reports are joined on their submission and
+grouped by their two packed values (:data:`PAIRS_SQL`), so Python sees one row per distinct pair of
+reports (at most k1 x k2 for k-RR), never one per respondent, and turns them into T with one matrix
+product. A cross-tab costs nothing more in privacy: it post-processes reports already sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from django.core.cache import cache
+from django.db import connection
+
+from ldp.crosstab import (
+    MAX_CELLS,
+    ConditionalShares,
+    JointEstimate,
+    PairTally,
+    posthoc_estimate,
+    posthoc_expected_half_width,
+    report_counts,
+)
+from ldp.mechanisms import Mechanism
+from surveys.costs import respondents_for
+from surveys.models import Question, Randomization, Report
+from surveys.results import CACHE_SECONDS, ESTIMATES_VERSION, MIN_REPORTS, SurveyState, randomization_digest
+
+#: The two questions' reports, joined on their submission and counted per pair of packed values.
+PAIRS_SQL = """
+SELECT a.packed, b.packed, COUNT(*)
+FROM {report} a JOIN {report} b ON b.submission_id = a.submission_id
+WHERE a.randomization_id = %s AND b.randomization_id = %s
+GROUP BY a.packed, b.packed
+"""
+
+
+def pair_rows(first: Randomization, second: Randomization) -> list[tuple[bytes, bytes, int]]:
+    """(first report, second report, submissions that sent exactly these two), grouped in the database."""
+    sql = PAIRS_SQL.format(report=connection.ops.quote_name(Report._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [first.pk, second.pk])
+        return [(bytes(a), bytes(b), int(count)) for a, b, count in cursor.fetchall()]
+
+
+def pair_table(first: Randomization, second: Randomization) -> PairTally:
+    """ldp's PairTally (n and T = sum_i c1_i c2_i^T) from the grouped report pairs: one product, no loop."""
+    m1, m2 = first.build_mechanism(), second.build_mechanism()
+    assert isinstance(m1, Mechanism) and isinstance(m2, Mechanism)
+    rows = pair_rows(first, second)
+    size1, size2 = m1.empty_tally().counts.size, m2.empty_tally().counts.size
+    if not rows:
+        return PairTally(0, np.zeros((size1, size2), dtype=np.int64))
+    c1 = report_counts(m1, m1.unpack_many(b"".join(a for a, _b, _n in rows)))
+    c2 = report_counts(m2, m2.unpack_many(b"".join(b for _a, b, _n in rows)))
+    weights = np.array([n for _a, _b, n in rows], dtype=np.int64)
+    return PairTally(int(weights.sum()), c1.T @ (weights[:, None] * c2))
+
+
+@dataclass(frozen=True)
+class Crosstab:
+    """Two questions crossed: their randomizations, the pair table, and the joint estimate."""
+
+    first: Question
+    second: Question
+    first_randomization: Randomization
+    second_randomization: Randomization
+    tally: PairTally
+    estimate: JointEstimate | None
+    expected_half_width: float | None
+    """Expected half-width of the widest 95 % cell band at evenly spread answers (None: no pairs)."""
+    digest: str = ""
+    """Names the two randomizations and their tallies: the cross-tab changes exactly when it does."""
+
+    @property
+    def n(self) -> int:
+        return self.tally.n
+
+    @property
+    def cells(self) -> int:
+        return self.first.k * self.second.k
+
+    @property
+    def enough(self) -> bool:
+        """Readable, by the single-question cards' rule: enough pairs, and cells known within an even share."""
+        return (
+            self.estimate is not None
+            and self.n >= MIN_REPORTS
+            and self.expected_half_width is not None
+            and self.expected_half_width <= 1 / self.cells
+        )
+
+    @property
+    def reports_needed(self) -> int:
+        """Pairs of reports needed for an expected half-width of one even cell share, 1 / (k1 k2)."""
+        at_one = posthoc_expected_half_width(
+            self._mechanism(self.first_randomization), self._mechanism(self.second_randomization), 1
+        )
+        return respondents_for(at_one, 1 / self.cells, 1)
+
+    def conditional(self, given: str = "first") -> ConditionalShares | None:
+        return self.estimate.conditional(given) if self.estimate is not None else None
+
+    @staticmethod
+    def _mechanism(randomization: Randomization) -> Mechanism:
+        mechanism = randomization.build_mechanism()
+        assert isinstance(mechanism, Mechanism)
+        return mechanism
+
+
+def crossable(state: SurveyState) -> dict[int, Randomization]:
+    """Per question id, the randomization a cross-tab reads: its newest with reports, of a choice mechanism.
+
+    A question whose reports are not choices over its options (a mean, free text) is left out, and
+    so is one without reports.
+    """
+    found = {}
+    for question in state.questions:
+        for randomization in state.randomizations.get(question.pk, []):
+            if state.tallies[randomization.pk].n == 0:
+                continue
+            mechanism = randomization.build_mechanism()
+            if isinstance(mechanism, Mechanism) and mechanism.k == question.k:
+                found[question.pk] = randomization
+            break
+    return found
+
+
+class CrosstabError(ValueError):
+    """Two questions that cannot be crossed (the message says why)."""
+
+
+def read_crosstab(state: SurveyState, first: Question, second: Question) -> Crosstab:
+    """The post-hoc cross-tab of two crossable questions, computed once per pair of tallies (cached).
+
+    The pair table changes only when a submission answers both questions, which changes both
+    tallies' digests, so the two digests name it.
+    """
+    randomizations = crossable(state)
+    if first.pk not in randomizations or second.pk not in randomizations:
+        raise CrosstabError("both questions need choice reports")
+    if first.pk == second.pk:
+        raise CrosstabError("a question cannot be crossed with itself")
+    if first.k * second.k > MAX_CELLS:
+        raise CrosstabError("too many cells")
+    r1, r2 = randomizations[first.pk], randomizations[second.pk]
+    parts = [randomization_digest(r1), state.digests[r1.pk], randomization_digest(r2), state.digests[r2.pk]]
+    digest = hashlib.blake2b(":".join(parts).encode(), digest_size=12).hexdigest()
+    key = f"murmur:crosstab:{ESTIMATES_VERSION}:{digest}"
+    made = cache.get(key)
+    if made is None:
+        tally = pair_table(r1, r2)
+        m1, m2 = Crosstab._mechanism(r1), Crosstab._mechanism(r2)
+        estimate = posthoc_estimate(m1, m2, tally) if tally.n else None
+        half_width = posthoc_expected_half_width(m1, m2, tally.n) if tally.n else None
+        made = (tally, estimate, half_width)
+        cache.set(key, made, CACHE_SECONDS)
+    tally, estimate, half_width = made
+    return Crosstab(first, second, r1, r2, tally, estimate, half_width, digest)
+
+
+def cell_rows(crosstab: Crosstab) -> list[dict[str, object]]:
+    """Per option of the first question: its label and, per option of the second, the cell's numbers."""
+    estimate = crosstab.estimate
+    assert estimate is not None
+    consistent, errors = estimate.consistent_cells, estimate.standard_errors
+    low, high = estimate.bands
+    return [
+        {
+            "label": label,
+            "cells": [
+                {
+                    "column": column,
+                    "estimate": float(consistent[a, b]),
+                    "unbiased": float(estimate.cells[a, b]),
+                    "standard_error": float(errors[a, b]),
+                    "low": float(low[a, b]),
+                    "high": float(high[a, b]),
+                }
+                for b, column in enumerate(crosstab.second.options)
+            ],
+        }
+        for a, label in enumerate(crosstab.first.options)
+    ]
+
+
+def conditional_rows(crosstab: Crosstab) -> list[dict[str, object]]:
+    """Of those who chose each option of the first question, the share choosing each of the second's."""
+    conditional = crosstab.conditional("first")
+    if conditional is None:
+        return []
+    low, high = conditional.bands
+    rows = []
+    for a, label in enumerate(crosstab.first.options):
+        defined = not math.isnan(float(conditional.shares[a, 0]))
+        rows.append(
+            {
+                "label": label,
+                "noisy": bool(conditional.noisy[a]),
+                "shares": [
+                    {
+                        "column": column,
+                        "share": float(conditional.shares[a, b]),
+                        "low": float(low[a, b]),
+                        "high": float(high[a, b]),
+                    }
+                    for b, column in enumerate(crosstab.second.options)
+                ]
+                if defined
+                else [],
+            }
+        )
+    return rows
