@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from surveys.models import Question, Survey
+from surveys.models import Matrix, Question, Survey
 
 
 def get_survey_for_owner(user: AbstractBaseUser | AnonymousUser, survey_id: int) -> Survey:
@@ -33,6 +33,12 @@ def get_question_for_owner(user: AbstractBaseUser | AnonymousUser, survey_id: in
     """A question of a survey that ``user`` owns; else 404."""
     survey = get_survey_for_owner(user, survey_id)
     return get_object_or_404(Question, pk=question_id, survey=survey)
+
+
+def get_matrix_for_owner(user: AbstractBaseUser | AnonymousUser, survey_id: int, matrix_id: int) -> Matrix:
+    """A matrix block of a survey that ``user`` owns; else 404."""
+    survey = get_survey_for_owner(user, survey_id)
+    return get_object_or_404(Matrix, pk=matrix_id, survey=survey)
 
 
 def get_survey_by_share_slug(slug: str) -> Survey:

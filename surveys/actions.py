@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys import accounts, invitations
-from surveys.models import Question, Randomization, Report, Survey
+from surveys.models import Matrix, Question, Randomization, Report, Survey
 
 
 class LifecycleError(Exception):
@@ -46,6 +46,27 @@ def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
     if question.survey.status == Survey.Status.OPEN:
         sync_randomization(question)
     return question
+
+
+@transaction.atomic
+def do_add_matrix(survey: Survey, title: str, items: list[dict[str, Any]]) -> Matrix:
+    """A matrix block and its items, appended to the survey as consecutive questions."""
+    matrix = Matrix.objects.create(survey=survey, title=title)
+    for cleaned in items:
+        question = do_add_question(survey, cleaned)
+        question.matrix = matrix
+        question.save(update_fields=["matrix"])
+    return matrix
+
+
+@transaction.atomic
+def do_delete_matrix(matrix: Matrix) -> None:
+    """Delete a matrix and its items, unless one of them has reports (then nothing is deleted)."""
+    if Report.objects.filter(question__matrix=matrix).exists():
+        raise LifecycleError(_("This matrix has reports; it cannot be deleted. Close the survey instead."))
+    survey = matrix.survey
+    matrix.delete()
+    _renumber(survey)
 
 
 def _assign(question: Question, cleaned: dict[str, Any]) -> None:
@@ -97,19 +118,41 @@ def do_delete_question(question: Question) -> None:
         raise LifecycleError(_("This question has reports; it cannot be deleted. Close the survey instead."))
     survey = question.survey
     question.delete()
+    Matrix.objects.filter(survey=survey, items__isnull=True).delete()  # a matrix left without items
     _renumber(survey)
 
 
 @transaction.atomic
-def do_move_question(question: Question, direction: str) -> None:
-    """Swap the question with its neighbour above ("up") or below ("down")."""
+def do_move_question(question: Question, direction: str, whole_matrix: bool = False) -> None:
+    """Swap the question with its neighbour above ("up") or below ("down").
+
+    A matrix's items move among themselves; with ``whole_matrix`` the question's whole matrix moves
+    past its neighbour (a question, or another matrix), so a matrix's items stay together.
+    """
     questions = list(question.survey.questions.select_for_update())
-    index = [q.pk for q in questions].index(question.pk)
+    if question.matrix_id is not None and not whole_matrix:
+        units = [[q] for q in questions if q.matrix_id == question.matrix_id]
+    else:
+        units = _units(questions)
+    index = next(i for i, unit in enumerate(units) if any(q.pk == question.pk for q in unit))
     other = index - 1 if direction == "up" else index + 1
-    if direction not in ("up", "down") or not 0 <= other < len(questions):
+    if direction not in ("up", "down") or not 0 <= other < len(units):
         return
-    questions[index], questions[other] = questions[other], questions[index]
-    _renumber(question.survey, questions)
+    units[index], units[other] = units[other], units[index]
+    moved = iter(q for unit in units for q in unit)
+    in_place = {q.pk for unit in units for q in unit}
+    _renumber(question.survey, [next(moved) if q.pk in in_place else q for q in questions])
+
+
+def _units(questions: list[Question]) -> list[list[Question]]:
+    """The survey's order as units: a question alone, or a matrix's consecutive items together."""
+    units: list[list[Question]] = []
+    for question in questions:
+        if question.matrix_id is not None and units and units[-1][0].matrix_id == question.matrix_id:
+            units[-1].append(question)
+        else:
+            units.append([question])
+    return units
 
 
 def _renumber(survey: Survey, questions: list[Question] | None = None) -> None:
@@ -163,15 +206,30 @@ def do_duplicate_survey(survey: Survey) -> Survey:
     copy.title = _("Copy of %(title)s") % {"title": survey.title}
     copy.title = copy.title[: Survey._meta.get_field("title").max_length]
     copy.save()
+    copy_questions(survey, copy, lambda question: "")  # a copy is not a round: its questions start their own series
+    return copy
+
+
+def copy_questions(source: Survey, target: Survey, series_question: Any) -> list[Question]:
+    """Copy the source's questions into the target (a duplicate, or a recurring survey's next round).
+
+    Matrices are copied with them, so a copy's items belong to the copy's matrix;
+    ``series_question(question)`` is the copy's id in a series ("" outside one).
+    """
     questions = []
-    for question in survey.questions.all():
+    matrices: dict[int, Matrix] = {}
+    for question in source.questions.select_related("matrix"):
+        key = series_question(question)
+        if question.matrix is not None:
+            if question.matrix_id not in matrices:
+                matrices[question.matrix_id] = Matrix.objects.create(survey=target, title=question.matrix.title)
+            question.matrix = matrices[question.matrix_id]
         question.pk = None
         question._state.adding = True
-        question.survey = copy
-        question.series_question = ""  # a copy is not a round: its questions start their own series
+        question.survey = target
+        question.series_question = key
         questions.append(question)
-    Question.objects.bulk_create(questions)
-    return copy
+    return Question.objects.bulk_create(questions)
 
 
 def open_problems(survey: Survey) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import operator
 from typing import Any
 
@@ -291,6 +292,11 @@ class QuestionForm(forms.Form):
             kwargs["initial"] = initial_from_question(question)
         super().__init__(*args, **kwargs)
         self.frozen = question is not None and question.has_reports()
+        # Matrix items are made by MatrixForm and stay items; no other question becomes one.
+        in_matrix = question is not None and question.matrix_id is not None
+        self.fields["kind"].choices = [
+            (value, label) for value, label in Question.Kind.choices if (value == Question.Kind.MATRIX) == in_matrix
+        ]
         if self.frozen:
             # The browser does not send disabled inputs; clean() fills them from the question and
             # refuses any value that differs.
@@ -329,7 +335,8 @@ class QuestionForm(forms.Form):
             return data
         kind = kind_of(data["kind"])
         try:
-            data["options"] = kind.options(data, self.question if self.frozen else None)
+            in_matrix = self.question is not None and self.question.matrix_id is not None
+            data["options"] = kind.options(data, self.question if self.frozen or in_matrix else None)
             value_range = kind.value_range(data)
             if data["kind"] == Question.Kind.FREE_TEXT:
                 data["candidates"] = clean_candidates(data.get("candidates_text") or [])
@@ -480,6 +487,84 @@ class QuestionForm(forms.Form):
                 )
                 % {"k": self.question.k},
             )
+
+
+#: Most rows of one matrix.
+MAX_MATRIX_ITEMS = 30
+
+
+class MatrixForm(forms.Form):
+    """A matrix block: a title, its items (rows) and their shared options, one epsilon per item.
+
+    Every item becomes its own choice question with the same epsilon and mechanism (each is then
+    edited on its own, like any question); the block spends the items' epsilons in sum, and that
+    sum must fit under the survey's cap.
+    """
+
+    title = forms.CharField(label=_("Title"), max_length=500)
+    items_text = forms.CharField(
+        label=_("Items (rows)"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=interpolate_lazy(_("One item per line, 2 to %(high)s items."), {"high": MAX_MATRIX_ITEMS}),
+    )
+    options_text = QuestionForm.base_fields["options_text"]
+    epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
+    epsilon.label = _("Privacy budget ε of each item")
+    epsilon.help_text = _(
+        "Each row is randomized on its own with this ε; the block spends the sum. Edit a row to change its own."
+    )
+    mechanism = QuestionForm.base_fields["mechanism"]
+
+    def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
+        self.survey = survey
+        super().__init__(*args, **kwargs)
+
+    def clean_items_text(self) -> list[str]:
+        items = [line.strip() for line in self.cleaned_data["items_text"].splitlines() if line.strip()]
+        if not 2 <= len(items) <= MAX_MATRIX_ITEMS:
+            raise forms.ValidationError(
+                _("Give between 2 and %(high)s items; you gave %(count)s.")
+                % {"high": MAX_MATRIX_ITEMS, "count": len(items)}
+            )
+        if len({item.casefold() for item in items}) != len(items):
+            raise forms.ValidationError(_("Each item may appear only once."))
+        if any(len(item) > 500 for item in items):
+            raise forms.ValidationError(_("Items are at most 500 characters long."))
+        return items
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        # One item's question form validates the options and the mechanism for all: they are the same.
+        probe = QuestionForm(
+            {
+                "text": data["items_text"][0],
+                "kind": Question.Kind.SINGLE_CHOICE,
+                "options_text": self.data.get("options_text", ""),
+                "epsilon": data["epsilon"],
+                "mechanism": data["mechanism"],
+            },
+            survey=self.survey,
+        )
+        if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
+            for field, errors in probe.errors.items():
+                for error in errors:
+                    self.add_error(field if field in self.fields else None, error)
+            return data
+        cleaned = probe.cleaned_data
+        items = data["items_text"]
+        data["items"] = [{**cleaned, "text": item, "kind": Question.Kind.MATRIX} for item in items]
+        data["cost"] = cleaned["cost"]
+        data["total_epsilon"] = data["epsilon"] * len(items)
+        cap, spent = self.survey.epsilon_cap, self.survey.total_epsilon
+        if cap is not None and spent + data["total_epsilon"] > cap + 1e-9:
+            self.add_error(
+                "epsilon",
+                _("These %(count)s items would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
+                % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
+            )
+        return data
 
 
 class CandidatesForm(forms.Form):

@@ -253,6 +253,19 @@ class MultiSelectKind(QuestionKind):
         return recommend_multiselect(k, self.mechanism_params(data)["max_choices"], data["epsilon"], n).best.mechanism
 
 
+class MatrixItemKind(QuestionKind):
+    """One row of a matrix (:class:`surveys.models.Matrix`): a choice question on the block's options.
+
+    Items are made and their shared options reworded by the matrix's own form; an item's editor
+    changes its wording, epsilon and mechanism only, so every row keeps the same options.
+    """
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        if question is not None and question.matrix_id is not None:
+            return list(question.options)
+        raise KindError("kind", _("Matrix items are added with “Add a matrix”."))
+
+
 def clean_candidates(lines: list[str]) -> list[str]:
     """Candidate strings, normalized (:func:`ldp.text.candidate_list`), at most MAX_CANDIDATES; raise KindError."""
     too_long = [line for line in lines if len(line) > MAX_TEXT_LENGTH]
@@ -282,6 +295,7 @@ KINDS: dict[str, QuestionKind] = {
     Question.Kind.MULTI_SELECT: MultiSelectKind(
         "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",)
     ),
+    Question.Kind.MATRIX: MatrixItemKind("matrix", *_templates("matrix")),
 }
 
 

@@ -192,6 +192,21 @@ class Survey(models.Model):
         return reverse("public_results", args=[self.slug])
 
 
+class Matrix(models.Model):
+    """A block of choice questions on the same options, asked as one grid (LimeSurvey's "array").
+
+    Its items are ordinary :class:`Question` rows of kind ``matrix`` pointing here, kept next to
+    each other in the survey's order; each is randomized on its own, with its own epsilon and
+    mechanism, so submissions, tallies, results and exports treat them as any choice question.
+    """
+
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="matrices")
+    title = models.CharField(_("title"), max_length=500)
+
+    def __str__(self) -> str:
+        return self.title
+
+
 class Question(models.Model):
     class Kind(models.TextChoices):
         SINGLE_CHOICE = "single", _("Single choice")
@@ -200,6 +215,7 @@ class Question(models.Model):
         RATING = "rating", _("Rating scale")
         FREE_TEXT = "text", _("Short answer (free text)")
         MULTI_SELECT = "multi_select", _("Multi-select (choose all that apply)")
+        MATRIX = "matrix", _("Matrix item")
 
     class Scale(models.TextChoices):
         ONE_TO_FIVE = "1-5", _("1 to 5")
@@ -267,6 +283,8 @@ class Question(models.Model):
     candidates = models.JSONField(_("candidate answers"), default=list, blank=True)
     # Recurring surveys: the question's id across rounds (its first round's id; empty there).
     series_question = models.CharField(max_length=24, blank=True, editable=False)
+    # Matrix items: the block (grid) the item belongs to; its options are the block's shared options.
+    matrix = models.ForeignKey(Matrix, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
 
     class Meta:
         ordering = ["position", "id"]

@@ -49,7 +49,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys.actions import SURVEY_FIELDS_NOT_COPIED, LifecycleError, do_close_survey, do_open_survey
+from surveys.actions import SURVEY_FIELDS_NOT_COPIED, LifecycleError, copy_questions, do_close_survey, do_open_survey
 from surveys.models import Question, Series, Survey
 
 log = logging.getLogger(__name__)
@@ -190,15 +190,7 @@ def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
             setattr(copy, field.attname, getattr(latest, field.attname))
     copy.series, copy.round_number, copy.closes_at = series, (latest.round_number or 1) + 1, None
     copy.save()
-    questions = []
-    for question in latest.questions.all():
-        key = question.memo_key
-        question.pk = None
-        question._state.adding = True
-        question.survey = copy
-        question.series_question = key
-        questions.append(question)
-    Question.objects.bulk_create(questions)
+    copy_questions(latest, copy, lambda question: question.memo_key)
     do_open_survey(copy)
     series.next_round_at = next_due(series.recurrence, base)
     while series.next_round_at is not None and series.next_round_at <= now:

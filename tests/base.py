@@ -155,6 +155,8 @@ def make_set_reports(question: Question, sets: Any, seed: int = 0) -> None:
         for submission, row in zip(submissions, packed, strict=True)
     )
     add_to_tally(randomization, packed)
+
+
 @transaction.atomic
 def make_joint_reports(questions: list[Question], answers: np.ndarray, seed: int = 0) -> None:
     """One submission per row of ``answers`` holding one report per question (column), as a browser sends them.

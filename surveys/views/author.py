@@ -26,18 +26,19 @@ from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.textreports import TextReports
 from surveys import actions, rounds
-from surveys.access import get_question_for_owner, get_survey_for_owner
+from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import (
     DEFAULT_EPSILON_CAP,
     DEFAULT_TEXT_MECHANISM,
+    MatrixForm,
     QuestionForm,
     SignUpForm,
     SurveyForm,
     question_cost,
 )
 from surveys.kinds import kind_of
-from surveys.models import Account, Question, Survey
+from surveys.models import Account, Matrix, Question, Survey
 from surveys.qr import qr_svg
 from surveys.ratelimits import rate_limited
 
@@ -65,6 +66,41 @@ def make_card(question: Question) -> Card:
     )
 
 
+@dataclass(frozen=True)
+class MatrixCard:
+    """A matrix block as the builder shows it: one card holding its items' cards."""
+
+    matrix: Matrix
+    items: list[Card]
+
+    @property
+    def total_epsilon(self) -> float:
+        return sum(card.question.epsilon for card in self.items)
+
+    @property
+    def options(self) -> list[str]:
+        return self.items[0].question.options
+
+    @property
+    def frozen(self) -> bool:
+        return any(card.frozen for card in self.items)
+
+
+def builder_cards(survey: Survey) -> list[Card | MatrixCard]:
+    """The builder's cards in survey order, a matrix's consecutive items in one card."""
+    cards: list[Card | MatrixCard] = []
+    for question in survey.questions.select_related("matrix"):
+        card = make_card(question)
+        last = cards[-1] if cards else None
+        if question.matrix is None:
+            cards.append(card)
+        elif isinstance(last, MatrixCard) and last.matrix.pk == question.matrix_id:
+            last.items.append(card)
+        else:
+            cards.append(MatrixCard(question.matrix, [card]))
+    return cards
+
+
 def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
     """What the status box shows: why the survey cannot open yet, or its share link."""
     share_url = request.build_absolute_uri(survey.get_share_url())
@@ -81,9 +117,10 @@ def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[
     context = {
         **lifecycle_context(request, survey),
         **rounds.round_context(survey),
-        "cards": [make_card(q) for q in survey.questions.all()],
+        "cards": builder_cards(survey),
         "settings_form": SurveyForm(instance=survey),
         "add_form": QuestionForm(survey=survey),
+        "matrix_form": MatrixForm(survey=survey),
         "editing": None,
     }
     context.update(extra)
@@ -308,7 +345,53 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
     actions.do_move_question(question, request.POST.get("direction", ""))
     if not request.htmx:
         return redirect(survey)
-    return render_builder(request, survey, "question-list", {"cards": [make_card(q) for q in survey.questions.all()]})
+    return render_builder(request, survey, "question-list", {"cards": builder_cards(survey)})
+
+
+# -- matrices ---------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def matrix_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Add a matrix block: one choice question per item, on the shared options, each with the block's ε."""
+    survey = get_survey_for_owner(request.user, survey_id)
+    form = MatrixForm(request.POST, survey=survey)
+    if not form.is_valid():
+        response = render_builder(request, survey, "add-matrix", {"matrix_form": form})
+        return reswap(retarget(response, "#add-matrix"), "outerHTML") if request.htmx else response
+    actions.do_add_matrix(survey, form.cleaned_data["title"], form.cleaned_data["items"])
+    if request.htmx:
+        # Cards, budget and the status box all change: reload the builder.
+        return HttpResponseClientRedirect(survey.get_absolute_url())
+    return redirect(survey)
+
+
+@login_required
+@require_POST
+def matrix_move(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+    """Move a whole matrix past its neighbour above or below."""
+    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
+    first = matrix.items.order_by("position", "id").first()
+    if first is not None:
+        actions.do_move_question(first, request.POST.get("direction", ""), whole_matrix=True)
+    if not request.htmx:
+        return redirect(matrix.survey)
+    return render_builder(request, matrix.survey, "question-list", {"cards": builder_cards(matrix.survey)})
+
+
+@login_required
+@require_POST
+def matrix_delete(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
+    survey = matrix.survey
+    try:
+        actions.do_delete_matrix(matrix)
+    except actions.LifecycleError as error:
+        messages.error(request, str(error))
+    if request.htmx:
+        return HttpResponseClientRedirect(survey.get_absolute_url())
+    return redirect(survey)
 
 
 @login_required

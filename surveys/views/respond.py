@@ -7,7 +7,7 @@ all, and answers every refusal with a 4xx status and a sentence saying why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -55,6 +55,16 @@ class AnswerItem:
     """A recurring survey's memoized question: its spec entry's ``memo`` block (:func:`surveys.rounds.memo_block`)."""
     epsilon_infinity: float | None = None
     """Memoized: the longitudinal bound, the permanent layer's epsilon over any number of rounds."""
+    number: int = 0
+    """Its number on the page: a matrix is one numbered block (:func:`grouped`)."""
+    rows: list[AnswerItem] = field(default_factory=list)
+    """A matrix's first item carries every row of its grid; the others are shown there (``grid_row``)."""
+    grid_row: bool = False
+
+    @property
+    def total_epsilon(self) -> float:
+        """A matrix's rows' ε in sum."""
+        return sum(row.question.epsilon for row in self.rows)
 
     @property
     def takes(self) -> str:
@@ -104,7 +114,7 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     ``total_epsilon`` the page states and the ``promise``: the budgets the page states, which the
     browser holds the specs to before it sends anything (static/ldp/epsilon.js).
     """
-    items = [with_memo(survey, i) for i in items]
+    items = grouped([with_memo(survey, i) for i in items])
     specs = [
         {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
         for i in items
@@ -130,6 +140,30 @@ def with_memo(survey: Survey, item: AnswerItem) -> AnswerItem:
     if memo is None:
         return item
     return replace(item, memo=memo, epsilon_infinity=rounds.permanent_epsilon(item.spec, memo))
+
+
+def grouped(items: list[AnswerItem]) -> list[AnswerItem]:
+    """The items numbered as the page shows them: a matrix's consecutive items are one grid.
+
+    Every item stays in the list (each is its own question, spec and report); a matrix's first item
+    carries all its ``rows`` and the others are marked ``grid_row``, so the page draws them once.
+    """
+    result: list[AnswerItem] = []
+    number = 0
+    for item in items:
+        matrix = item.question.matrix_id
+        head = next((i for i in reversed(result) if not i.grid_row), None) if result else None
+        if matrix is not None and result and result[-1].question.matrix_id == matrix and head is not None:
+            row = replace(item, number=head.number, grid_row=True)
+            head.rows.append(row)
+            result.append(row)
+            continue
+        number += 1
+        head = replace(item, number=number, rows=[])
+        if matrix is not None:
+            head.rows.append(head)
+        result.append(head)
+    return result
 
 
 def question_promise(question: Question, epsilon_infinity: float | None = None) -> dict[str, float]:

@@ -82,6 +82,7 @@ def result_view(result: QuestionResult, kind: str, bands: str = "option") -> dic
     anchor = f"result-{result.question.pk}" + (f"-v{result.randomization.version}" if result.earlier else "")
     view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": "", "bands": bands}
     view["anchor"] = anchor
+    view["outer"] = "surveys/_result_card.html"
     view["template"] = f"surveys/kinds/{result.summary}_result.html"
     if result.n and result.enough:
         SUMMARY_CARDS[result.summary](result, kind, view)
@@ -225,6 +226,48 @@ def multi_option_rows(result: QuestionResult, kind: str, bands: str) -> list[dic
 SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card, "multi": multi_card}
 
 
+def matrix_cards(cards: list[dict[str, Any]], kind: str, bands: str) -> list[dict[str, Any]]:
+    """The result cards with each matrix's items gathered into one compact card (stacked bars and a table).
+
+    An item's reports under an earlier version of its randomization keep their own card, after the matrix's.
+    """
+    grouped: list[dict[str, Any]] = []
+    matrices: dict[int, dict[str, Any]] = {}
+    for card in cards:
+        question, result = card["question"], card["result"]
+        if question.matrix_id is None:
+            grouped.append(card)
+            continue
+        head = matrices.get(question.matrix_id)
+        if head is None:
+            head = matrices[question.matrix_id] = {"matrix": question.matrix, "items": [], "earlier": []}
+            head |= {"outer": "surveys/_matrix_result.html", "anchor": f"matrix-{question.matrix_id}"}
+            grouped.append(head)
+        (head["earlier"] if result.earlier else head["items"]).append(card)
+    for card in grouped:
+        if card.get("matrix") is not None:
+            card["chart"] = matrix_chart(card["items"], kind, bands)
+    return grouped
+
+
+def matrix_chart(items: list[dict[str, Any]], kind: str, bands: str) -> str:
+    """Stacked bars of a matrix's items that have enough reports, drawn once per state of their tallies."""
+    shown = [card["result"] for card in items if card["result"].n and card["result"].enough]
+    if not shown:
+        return ""
+    parts = [f"{randomization_digest(r.randomization)}{r.digest}" for r in shown]
+    labels = json.dumps([[r.question.text for r in shown], shown[0].question.options])
+    state = _digest(":".join(parts) + labels)
+    key = f"murmur:matrix-chart:{charts.CHART_VERSION}:{state}:{kind}:{bands}:{get_language()}"
+    svg = cache.get(key)
+    if svg is None:
+        shares = np.array([r.estimate(kind).proportions for r in shown])  # type: ignore[arg-type, union-attr]
+        low, high = (np.array(side) for side in zip(*(r.bands(kind, bands) for r in shown), strict=True))  # type: ignore[arg-type]
+        svg = charts.matrix_bars([r.question.text for r in shown], shown[0].question.options, shares, low, high)
+        cache.set(key, svg, CACHE_SECONDS)
+    return svg
+
+
 def over_time(survey: Survey) -> tuple[int, str, str]:
     """(responses, chart, digest) from the hourly counters; the chart is drawn once per state."""
     hourly = tallies.hourly_counts(survey)
@@ -253,7 +296,7 @@ def dashboard_context(
         "survey": survey,
         "kind": kind,
         "bands": bands,
-        "cards": [result_view(r, kind, bands) for r in state.all_results()],
+        "cards": matrix_cards([result_view(r, kind, bands) for r in state.all_results()], kind, bands),
         "responses": responses,
         "responses_chart": responses_chart,
         "signature": state.signature,

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from surveys import urls
+from surveys.models import Matrix
 from tests.base import make_question, make_survey
 
 # Every view of the organizers' modules except sign-up (results readers' access is in test_results).
@@ -15,24 +16,26 @@ ORGANIZER_URLS = sorted(
 )
 
 
-def url_for(name: str, survey, question) -> str:
+def url_for(name: str, survey, question, matrix) -> str:
     kwargs = {}
     route = next(p for p in urls.urlpatterns if p.name == name).pattern
     if "survey_id" in route.converters:
         kwargs["survey_id"] = survey.pk
     if "question_id" in route.converters:
         kwargs["question_id"] = question.pk
+    if "matrix_id" in route.converters:
+        kwargs["matrix_id"] = matrix.pk
     return reverse(name, kwargs=kwargs)
 
 
 @pytest.fixture
 def owned(organizer):
     survey = make_survey(organizer)
-    return survey, make_question(survey)
+    return survey, make_question(survey), Matrix.objects.create(survey=survey, title="Grid")
 
 
 def test_the_url_list_covers_every_organizer_view():
-    assert len(ORGANIZER_URLS) == 19
+    assert len(ORGANIZER_URLS) == 22
 
 
 @pytest.mark.parametrize("name", ORGANIZER_URLS)
@@ -50,11 +53,11 @@ def test_it_hides_surveys_from_other_organizers(client, owned, other_organizer, 
     client.force_login(other_organizer)
     response = getattr(client, method)(url_for(name, *owned))
     assert response.status_code in (404, 405)
-    survey, question = owned
+    survey, question, matrix = owned
     survey.refresh_from_db()
     question.refresh_from_db()
     assert survey.status == "draft"
-    assert survey.questions.count() == 1
+    assert survey.questions.count() == 1 and Matrix.objects.filter(pk=matrix.pk).exists()
 
 
 @pytest.mark.parametrize("name", [n for n in ORGANIZER_URLS if n not in ("survey_list", "survey_create")])
@@ -73,5 +76,5 @@ def test_the_survey_list_shows_only_ones_own_surveys(client, owned, other_organi
 
 
 def test_the_owner_reaches_the_builder(organizer_client, owned):
-    survey, _ = owned
+    survey, *_ = owned
     assert organizer_client.get(reverse("survey_detail", args=[survey.pk])).status_code == 200
