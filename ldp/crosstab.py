@@ -67,6 +67,7 @@ __all__ = [
     "ConditionalShares",
     "CrosstabErrors",
     "JointEstimate",
+    "Marginal",
     "PairTally",
     "declared_estimate",
     "declared_mechanism",
@@ -159,6 +160,27 @@ class JointEstimate:
     def consistent_cells(self) -> np.ndarray:
         return project_onto_simplex(self.cells.reshape(-1)).reshape(self.shape)
 
+    def marginal(self, which: str = "first", level: float = 0.95) -> Marginal:
+        """One question's shares, summed from the joint cells, with normal bands from the covariance.
+
+        For a declared pair these are that question's shares as its respondents answered it within the
+        pair: unbiased (sums of unbiased cells) with variance a' Cov a for the 0/1 summing vector a.
+
+        >>> from ldp import Tally
+        >>> m = make_mechanism("krr", k=4, epsilon=2.0)
+        >>> est = declared_estimate(m, Tally(1000, np.array([400, 100, 200, 300])), 2, 2)
+        >>> [round(float(x), 3) for x in est.marginal("first").shares] == [round(float(x), 3) for x in est.cells.sum(1)]
+        True
+        """
+        if which not in ("first", "second"):
+            raise ValueError(f"which must be 'first' or 'second', got {which!r}")
+        k1, k2 = self.shape
+        summing = np.kron(np.eye(k1), np.ones((1, k2))) if which == "first" else np.kron(np.ones((1, k1)), np.eye(k2))
+        shares = summing @ self.cells.reshape(-1)
+        errors = np.sqrt(np.clip(np.diag(summing @ self.covariance @ summing.T), 0.0, None))
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        return Marginal(shares, errors, Interval(shares - z * errors, shares + z * errors))
+
     def conditional(self, given: str = "first", level: float = 0.95) -> ConditionalShares:
         """Shares of the other question's options among those who chose each option of ``given``."""
         if given not in ("first", "second"):
@@ -187,6 +209,15 @@ class JointEstimate:
             noisy[a] |= bool(half[a].max() > NOISY_HALF_WIDTH)
         low, high = np.clip(shares - half, 0.0, 1.0), np.clip(shares + half, 0.0, 1.0)
         return ConditionalShares(given, shares, Interval(low, high), noisy)
+
+
+@dataclass(frozen=True, eq=False)
+class Marginal:
+    """One question's shares derived from a joint estimate, their standard errors and 95 % bands."""
+
+    shares: np.ndarray
+    standard_errors: np.ndarray
+    bands: Interval
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys import accounts, invitations
-from surveys.models import Matrix, Question, Randomization, Report, Survey
+from surveys.models import Matrix, Question, Randomization, Report, Survey, asked_jointly, spent_epsilon
 
 
 class LifecycleError(Exception):
@@ -43,9 +43,40 @@ def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
             *KIND_FIELDS,
         ]
     )
-    if question.survey.status == Survey.Status.OPEN:
+    joint = asked_jointly(list(question.survey.questions.all()))
+    if question.pk in joint:  # its answers go into its pair's report: relabel the pair's options
+        pair = joint[question.pk][0]
+        pair.options = pair_options(pair.pair_first, pair.pair_second)
+        pair.save(update_fields=["options"])
+    elif question.survey.status == Survey.Status.OPEN:
         sync_randomization(question)
     return question
+
+
+def pair_options(first: Question, second: Question) -> list[str]:
+    """A declared pair's k1 k2 options, in the order of its one answer first * k2 + second."""
+    return [f"{a} × {b}" for a in first.options for b in second.options]
+
+
+@transaction.atomic
+def do_declare_pair(first: Question, second: Question, cleaned: dict[str, Any]) -> Question:
+    """Ask two choice questions jointly: a question of kind "pair" randomizes both answers as one.
+
+    The pair comes right after the later of the two. Their own randomizations in force (without
+    reports: the form checks) are retired, so that no report of theirs alone can be taken meanwhile.
+    """
+    survey = first.survey
+    later = max(first.position, second.position)
+    for question in survey.questions.filter(position__gt=later).order_by("-position"):
+        question.position += 1
+        question.save(update_fields=["position"])
+    pair = Question(survey=survey, position=later + 1, pair_first=first, pair_second=second)
+    _assign(pair, {**cleaned, "kind": Question.Kind.PAIR, "options": pair_options(first, second)})
+    pair.save()
+    Randomization.objects.filter(question__in=[first, second], retired=False).update(retired=True)
+    if survey.status == Survey.Status.OPEN:
+        sync_randomization(pair)
+    return pair
 
 
 @transaction.atomic
@@ -247,7 +278,7 @@ def open_problems(survey: Survey) -> list[str]:
             question.build_mechanism()
         except ValueError as error:
             problems.append(_("Question “%(text)s”: %(error)s") % {"text": question.text, "error": error})
-    total = sum(q.epsilon for q in questions)
+    total = spent_epsilon(questions)
     if survey.epsilon_cap is not None and total > survey.epsilon_cap + 1e-9:
         problems.append(
             _("The questions spend ε = %(total)s, over the cap of %(cap)s.")
@@ -271,8 +302,11 @@ def do_open_survey(survey: Survey) -> None:
     problems = open_problems(survey)
     if problems:
         raise LifecycleError(" ".join(problems))
-    for question in survey.questions.all():
-        sync_randomization(question)
+    questions = list(survey.questions.all())
+    members = asked_jointly(questions)
+    for question in questions:
+        if question.pk not in members:
+            sync_randomization(question)
     survey.status = Survey.Status.OPEN
     survey.opened_at = survey.opened_at or timezone.now()
     survey.save(update_fields=["status", "opened_at"])

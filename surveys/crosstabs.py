@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
@@ -168,10 +169,8 @@ def read_crosstab(state: SurveyState, first: Question, second: Question) -> Cros
     return Crosstab(first, second, r1, r2, tally, estimate, half_width, digest)
 
 
-def cell_rows(crosstab: Crosstab) -> list[dict[str, object]]:
+def cell_rows(estimate: JointEstimate, row_labels: list[str], column_labels: list[str]) -> list[dict[str, Any]]:
     """Per option of the first question: its label and, per option of the second, the cell's numbers."""
-    estimate = crosstab.estimate
-    assert estimate is not None
     consistent, errors = estimate.consistent_cells, estimate.standard_errors
     low, high = estimate.bands
     return [
@@ -186,37 +185,46 @@ def cell_rows(crosstab: Crosstab) -> list[dict[str, object]]:
                     "low": float(low[a, b]),
                     "high": float(high[a, b]),
                 }
-                for b, column in enumerate(crosstab.second.options)
+                for b, column in enumerate(column_labels)
             ],
         }
-        for a, label in enumerate(crosstab.first.options)
+        for a, label in enumerate(row_labels)
     ]
 
 
-def conditional_rows(crosstab: Crosstab) -> list[dict[str, object]]:
+def conditional_rows(estimate: JointEstimate, row_labels: list[str], column_labels: list[str]) -> list[dict[str, Any]]:
     """Of those who chose each option of the first question, the share choosing each of the second's."""
-    conditional = crosstab.conditional("first")
-    if conditional is None:
-        return []
+    conditional = estimate.conditional("first")
     low, high = conditional.bands
     rows = []
-    for a, label in enumerate(crosstab.first.options):
+    for a, label in enumerate(row_labels):
         defined = not math.isnan(float(conditional.shares[a, 0]))
-        rows.append(
+        shares = [
             {
-                "label": label,
-                "noisy": bool(conditional.noisy[a]),
-                "shares": [
-                    {
-                        "column": column,
-                        "share": float(conditional.shares[a, b]),
-                        "low": float(low[a, b]),
-                        "high": float(high[a, b]),
-                    }
-                    for b, column in enumerate(crosstab.second.options)
-                ]
-                if defined
-                else [],
+                "column": column,
+                "share": float(conditional.shares[a, b]),
+                "low": float(low[a, b]),
+                "high": float(high[a, b]),
             }
+            for b, column in enumerate(column_labels)
+        ]
+        rows.append(
+            {"label": label, "noisy": bool(conditional.noisy[a]) or not defined, "shares": shares if defined else []}
         )
     return rows
+
+
+def marginal_rows(estimate: JointEstimate, which: str, labels: list[str]) -> list[dict[str, Any]]:
+    """One question's shares derived from the joint estimate (``JointEstimate.marginal``), with bands."""
+    marginal = estimate.marginal(which)
+    low, high = marginal.bands
+    return [
+        {
+            "label": label,
+            "estimate": float(marginal.shares[i]),
+            "standard_error": float(marginal.standard_errors[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+        }
+        for i, label in enumerate(labels)
+    ]

@@ -23,8 +23,8 @@ from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
 from surveys.costs import cost_of
-from surveys.kinds import KindError, clean_candidates, kind_of
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, build_mechanism
+from surveys.kinds import CATEGORICAL_MECHANISMS, MADE_ELSEWHERE, KindError, clean_candidates, kind_of
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, build_mechanism, spent_epsilon
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
@@ -292,10 +292,13 @@ class QuestionForm(forms.Form):
             kwargs["initial"] = initial_from_question(question)
         super().__init__(*args, **kwargs)
         self.frozen = question is not None and question.has_reports()
-        # Matrix items are made by MatrixForm and stay items; no other question becomes one.
-        in_matrix = question is not None and question.matrix_id is not None
+        # Matrix items and declared pairs are made by their own forms and keep their kind; no other
+        # question takes one of those kinds.
+        own = question.kind if question is not None and question.kind in MADE_ELSEWHERE else None
         self.fields["kind"].choices = [
-            (value, label) for value, label in Question.Kind.choices if (value == Question.Kind.MATRIX) == in_matrix
+            (value, label)
+            for value, label in Question.Kind.choices
+            if (value == own if own else value not in MADE_ELSEWHERE)
         ]
         if self.frozen:
             # The browser does not send disabled inputs; clean() fills them from the question and
@@ -335,8 +338,8 @@ class QuestionForm(forms.Form):
             return data
         kind = kind_of(data["kind"])
         try:
-            in_matrix = self.question is not None and self.question.matrix_id is not None
-            data["options"] = kind.options(data, self.question if self.frozen or in_matrix else None)
+            own = self.question is not None and self.question.kind in MADE_ELSEWHERE
+            data["options"] = kind.options(data, self.question if self.frozen or own else None)
             value_range = kind.value_range(data)
             if data["kind"] == Question.Kind.FREE_TEXT:
                 data["candidates"] = clean_candidates(data.get("candidates_text") or [])
@@ -383,7 +386,26 @@ class QuestionForm(forms.Form):
         data["cost"] = cost_of(built, self.survey.expected_respondents, data.get("unit", ""), advice)
         self._check_budget(data["epsilon"])
         self._check_frozen(data)
+        self._check_pair(data)
         return data
+
+    def _check_pair(self, data: dict[str, Any]) -> None:
+        """A question asked in a declared pair keeps its kind and number of options while paired."""
+        if self.question is None:
+            return
+        joint = asked_jointly(list(self.survey.questions.all()))
+        if self.question.pk not in joint:
+            return
+        if data["kind"] != self.question.kind or len(data["options"]) != self.question.k:
+            pair = joint[self.question.pk][0]
+            self.add_error(
+                "options_text",
+                _(
+                    "This question is asked jointly in “%(pair)s”: keep its kind and number of options, "
+                    "or delete that pair first. You may still reword it."
+                )
+                % {"pair": pair.text},
+            )
 
     def _advice(self, data: dict[str, Any]) -> str:
         """The kind's advice in one sentence (a rating: which estimate the advisor recommends)."""
@@ -445,9 +467,11 @@ class QuestionForm(forms.Form):
         cap = self.survey.epsilon_cap
         if cap is None:
             return
-        others = sum(
-            q.epsilon for q in self.survey.questions.all() if self.question is None or q.pk != self.question.pk
-        )
+        questions = list(self.survey.questions.all())
+        if self.question is not None and self.question.pk in asked_jointly(questions):
+            return  # asked in a declared pair: the pair's epsilon is spent instead of its own
+        own = next((q.epsilon for q in questions if self.question is not None and q.pk == self.question.pk), 0.0)
+        others = spent_epsilon(questions) - own
         if others + epsilon > cap + 1e-9:
             self.add_error(
                 "epsilon",
@@ -565,6 +589,90 @@ class MatrixForm(forms.Form):
                 % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
             )
         return data
+
+
+class PairForm(forms.Form):
+    """Declare two choice questions a pair asked jointly: one randomized answer over their k1 k2
+    combinations, with one epsilon (and mechanism) that replaces the two questions' own budgets.
+
+    Either question may be single choice, yes/no, a rating's shares or a number's histogram, not yet
+    answered, not a matrix item and not in another pair; k1 k2 is at most MAX_OPTIONS.
+    """
+
+    first = forms.TypedChoiceField(label=_("First question (rows)"), coerce=int)
+    second = forms.TypedChoiceField(label=_("Second question (columns)"), coerce=int)
+    epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
+    epsilon.label = _("Privacy budget ε of the pair")
+    epsilon.help_text = _("Spent once for both answers, instead of the two questions' own ε.")
+    mechanism = QuestionForm.base_fields["mechanism"]
+
+    def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
+        self.survey = survey
+        super().__init__(*args, **kwargs)
+        self.eligible = pairable(survey)
+        choices = [("", "—"), *((q.pk, q.text) for q in self.eligible)]
+        self.fields["first"].choices = self.fields["second"].choices = choices
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        by_id = {q.pk: q for q in self.eligible}
+        first, second = data["first_question"], data["second_question"] = by_id[data["first"]], by_id[data["second"]]
+        if first.pk == second.pk:
+            self.add_error("second", _("Choose two different questions."))
+            return data
+        cells = first.k * second.k
+        if cells > MAX_OPTIONS:
+            self.add_error(
+                "second",
+                _("A pair has at most %(high)s combinations of answers; these two have %(count)s.")
+                % {"high": MAX_OPTIONS, "count": cells},
+            )
+            return data
+        # The mechanism over the k1 k2 combinations is checked as a choice question's would be.
+        probe = QuestionForm(
+            {
+                "text": "pair",
+                "kind": Question.Kind.SINGLE_CHOICE,
+                "options_text": "\n".join(str(i) for i in range(cells)),
+                "epsilon": data["epsilon"],
+                "mechanism": data["mechanism"],
+            },
+            survey=self.survey,
+        )
+        probe.is_valid()  # the probe's own budget check counts the two questions too: the pair's is below
+        if "built" not in getattr(probe, "cleaned_data", {}):
+            for field, errors in probe.errors.items():
+                for error in errors:
+                    self.add_error(field if field in self.fields and field != "epsilon" else None, error)
+            return data
+        data["pair"] = {**probe.cleaned_data, "text": f"{first.text} × {second.text}"[:500]}
+        cap = self.survey.epsilon_cap
+        total = self.survey.total_epsilon - first.epsilon - second.epsilon + data["epsilon"]
+        if cap is not None and total > cap + 1e-9:
+            self.add_error(
+                "epsilon",
+                _("This would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
+                % {"total": f"{total:g}", "cap": f"{cap:g}"},
+            )
+        return data
+
+
+def pairable(survey: Survey) -> list[Question]:
+    """The survey's questions that may be declared a pair: choice reports over their options, no
+    reports yet, not matrix items, not pairs and not already in one."""
+    questions = list(survey.questions.all())
+    members = asked_jointly(questions)
+    return [
+        q
+        for q in questions
+        if q.kind not in MADE_ELSEWHERE
+        and q.pk not in members
+        and q.mechanism in CATEGORICAL_MECHANISMS
+        and q.k >= MIN_OPTIONS
+        and not q.has_reports()
+    ]
 
 
 class CandidatesForm(forms.Form):

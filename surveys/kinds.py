@@ -36,6 +36,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ldp.advisor import Z_95, recommend
+from ldp.crosstab import expected_errors
 from ldp.estimates import FrequencyEstimate
 from ldp.multiselect import SET_MECHANISMS, recommend_multiselect
 from ldp.numeric import NUMERIC_MECHANISMS
@@ -79,6 +80,8 @@ class QuestionKind:
     builder_template: str
     """What the builder's question card shows of its options or range."""
     families: tuple[str, ...] = ("shares",)
+    result_card: str = ""
+    """The dashboard card replacing its family's (``surveys/kinds/<card>_result.html``); empty: the family's."""
     frozen_fields: tuple[str, ...] = ()
     """Builder fields beyond kind, epsilon and mechanism that the randomization depends on."""
 
@@ -114,6 +117,10 @@ class QuestionKind:
 
     def point_weights(self, question: Question) -> dict[str, list[float]]:
         """Linear summaries c . p of the question's shares p, by name (empty: none)."""
+        return {}
+
+    def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
+        """Extra figures its builder card shows at n expected respondents (empty: none)."""
         return {}
 
 
@@ -266,6 +273,34 @@ class MatrixItemKind(QuestionKind):
         raise KindError("kind", _("Matrix items are added with “Add a matrix”."))
 
 
+class PairKind(QuestionKind):
+    """A declared pair (:func:`surveys.actions.do_declare_pair`): two choice questions randomized as one
+    answer over their k1 k2 combinations, with one epsilon that replaces both questions' own.
+
+    Its result card is the pair's cross-tab with each question's marginal shares.
+    """
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        if question is not None and question.pair_first_id is not None:
+            return list(question.options)
+        raise KindError("kind", _("Declared pairs are made with “Ask two questions jointly”."))
+
+    def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
+        """Both ways' expected errors (widest 95 % cell band at evenly spread answers) and their epsilons."""
+        first, second = question.pair_first, question.pair_second
+        assert first is not None and second is not None
+        try:
+            mechanisms = (first.build_mechanism(), second.build_mechanism(), question.build_mechanism())
+            errors = expected_errors(*mechanisms, n)  # type: ignore[arg-type]
+        except ValueError:
+            return {}
+        return {"errors": errors, "first": first, "second": second}
+
+
+#: Kinds made by their own builder forms (a matrix's items, a declared pair), never chosen in the question form.
+MADE_ELSEWHERE = (Question.Kind.MATRIX, Question.Kind.PAIR)
+
+
 def clean_candidates(lines: list[str]) -> list[str]:
     """Candidate strings, normalized (:func:`ldp.text.candidate_list`), at most MAX_CANDIDATES; raise KindError."""
     too_long = [line for line in lines if len(line) > MAX_TEXT_LENGTH]
@@ -296,6 +331,7 @@ KINDS: dict[str, QuestionKind] = {
         "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",)
     ),
     Question.Kind.MATRIX: MatrixItemKind("matrix", *_templates("matrix")),
+    Question.Kind.PAIR: PairKind("pair", *_templates("pair"), result_card="pair"),
 }
 
 

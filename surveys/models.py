@@ -58,6 +58,22 @@ def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -
     return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
 
+def asked_jointly(questions: list[Any]) -> dict[int, tuple[Any, str]]:
+    """Per question id asked in a declared pair: (the pair's question, "first" or "second")."""
+    members: dict[int, tuple[Any, str]] = {}
+    for question in questions:
+        if question.pair_first_id is not None:
+            members[question.pair_first_id] = (question, "first")
+            members[question.pair_second_id] = (question, "second")
+    return members
+
+
+def spent_epsilon(questions: list[Any]) -> float:
+    """The epsilon a respondent answering all these questions spends: a declared pair's members spend none."""
+    members = asked_jointly(questions)
+    return float(sum(q.epsilon for q in questions if q.pk not in members))
+
+
 def hour_now() -> Any:
     """The current time, truncated to the hour."""
     return timezone.now().replace(minute=0, second=0, microsecond=0)
@@ -170,8 +186,11 @@ class Survey(models.Model):
 
     @property
     def total_epsilon(self) -> float:
-        """Budget a respondent spends answering every question (sequential composition)."""
-        return float(sum(q.epsilon for q in self.questions.all()))
+        """Budget a respondent spends answering every question (sequential composition).
+
+        A declared pair's epsilon is spent once for its two questions, which spend none of their own.
+        """
+        return spent_epsilon(list(self.questions.all()))
 
     def accepting_responses(self, now: Any = None) -> bool:
         """Open, before its close date, and under its response limit."""
@@ -216,6 +235,7 @@ class Question(models.Model):
         FREE_TEXT = "text", _("Short answer (free text)")
         MULTI_SELECT = "multi_select", _("Multi-select (choose all that apply)")
         MATRIX = "matrix", _("Matrix item")
+        PAIR = "pair", _("Declared pair (two questions asked jointly)")
 
     class Scale(models.TextChoices):
         ONE_TO_FIVE = "1-5", _("1 to 5")
@@ -285,6 +305,15 @@ class Question(models.Model):
     series_question = models.CharField(max_length=24, blank=True, editable=False)
     # Matrix items: the block (grid) the item belongs to; its options are the block's shared options.
     matrix = models.ForeignKey(Matrix, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
+    # Declared pairs: a question of kind "pair" randomizes the answers to these two questions as one
+    # answer, first * k2 + second (ldp.crosstab.encode_pair); its options are the k1 k2 pairs. The two
+    # are still shown and answered, but have no randomization and no budget of their own meanwhile.
+    pair_first = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="pairs_as_first"
+    )
+    pair_second = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="pairs_as_second"
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -304,7 +333,12 @@ class Question(models.Model):
         return (self.mechanism, self.k, self.epsilon, dict(self.mechanism_params))
 
     def has_reports(self) -> bool:
-        return self.reports.exists()
+        """Whether it has reports, or a declared pair it belongs to has (its options are then frozen too)."""
+        if self.reports.exists():
+            return True
+        return Report.objects.filter(
+            models.Q(question__pair_first=self) | models.Q(question__pair_second=self)
+        ).exists()
 
     @property
     def memo_key(self) -> str:

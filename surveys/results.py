@@ -349,7 +349,11 @@ class SurveyState:
 
     @classmethod
     def read(cls, survey: Survey, questions: list[Question] | None = None) -> SurveyState:
-        questions = list(survey.questions.select_related("matrix")) if questions is None else questions
+        questions = (
+            list(survey.questions.select_related("matrix", "pair_first", "pair_second"))
+            if questions is None
+            else questions
+        )
         by_question: dict[int, list[Randomization]] = {q.pk: [] for q in questions}
         rows = Randomization.objects.filter(question__in=questions).order_by("question_id", "-version")
         for randomization in rows:

@@ -44,6 +44,7 @@ urlpatterns = [
     path("surveys/<int:survey_id>/questions/<int:question_id>/edit/", author.question_edit, name="question_edit"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
+    path("surveys/<int:survey_id>/pairs/new/", author.pair_add, name="pair_add"),
     path("surveys/<int:survey_id>/matrices/new/", author.matrix_add, name="matrix_add"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/move/", author.matrix_move, name="matrix_move"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/delete/", author.matrix_delete, name="matrix_delete"),

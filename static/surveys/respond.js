@@ -18,6 +18,7 @@
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
 import { randomizeSet } from "../ldp/multiselect.js";
 import { randomizeNumeric } from "../ldp/numeric.js";
+import { randomizePair } from "../ldp/pairs.js";
 import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
@@ -106,6 +107,21 @@ function setUp(form) {
                 : randomize(entry.spec, answer.index, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
+    // A declared pair's two questions have no spec of their own: their answers are randomized together.
+    const pairs = pairedAnswers(answers);
+    const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null));
+    if (half) {
+      showError(errorBox, interpolate(gettext("Answer both %(first)s and %(second)s, or leave both empty: they are sent together."), { first: legendOf(half.first.fieldset), second: legendOf(half.second.fieldset) }, true));
+      return;
+    }
+    for (const { pair, first, second } of pairs) {
+      const entry = specs.get(pair);
+      if (!entry || !first.answer || !second.answer || !("index" in first.answer) || !("index" in second.answer)) continue;
+      const k1 = Number(first.fieldset.dataset.options);
+      const k2 = Number(second.fieldset.dataset.options);
+      const report = randomizePair(entry.spec, k1, k2, first.answer.index, second.answer.index, random);
+      reports.push({ question: entry.question, version: entry.version, report });
+    }
     if (reports.length === 0) {
       showError(errorBox, gettext("Answer at least one question before sending."));
       return;
@@ -131,6 +147,30 @@ function setUp(form) {
       submitButton.disabled = false;
     }
   });
+}
+
+/**
+ * The declared pairs on the page, each with its two questions' fieldsets and answers.
+ * @param {{fieldset: HTMLElement, answer: any}[]} answers
+ * @returns {{pair: number, first: {fieldset: HTMLElement, answer: any}, second: {fieldset: HTMLElement, answer: any}}[]}
+ */
+function pairedAnswers(answers) {
+  /** @type {Map<number, any>} */
+  const pairs = new Map();
+  for (const entry of answers) {
+    const { pair, pairRole } = entry.fieldset.dataset;
+    if (!pair || (pairRole !== "first" && pairRole !== "second")) continue;
+    const found = pairs.get(Number(pair)) || { pair: Number(pair) };
+    found[pairRole] = entry;
+    pairs.set(Number(pair), found);
+  }
+  return [...pairs.values()].filter((p) => p.first && p.second);
+}
+
+/** @param {HTMLElement} fieldset */
+function legendOf(fieldset) {
+  const legend = fieldset.querySelector("legend");
+  return legend ? legend.textContent || "" : "";
 }
 
 /**

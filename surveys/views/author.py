@@ -32,13 +32,14 @@ from surveys.forms import (
     DEFAULT_EPSILON_CAP,
     DEFAULT_TEXT_MECHANISM,
     MatrixForm,
+    PairForm,
     QuestionForm,
     SignUpForm,
     SurveyForm,
     question_cost,
 )
 from surveys.kinds import kind_of
-from surveys.models import Account, Matrix, Question, Survey
+from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
 from surveys.ratelimits import rate_limited
 
@@ -52,17 +53,26 @@ class Card:
     question: Question
     cost: Any
     report_count: int
+    facts: dict[str, Any]
+    """The kind's extra figures (:meth:`surveys.kinds.QuestionKind.builder_facts`): a pair's two errors."""
+    pair: Question | None = None
+    """The declared pair this question is asked in, if any: then it spends no budget of its own."""
 
     @property
     def frozen(self) -> bool:
         return self.report_count > 0
 
 
-def make_card(question: Question) -> Card:
+def make_card(question: Question, joint: dict[int, tuple[Question, str]] | None = None) -> Card:
+    if joint is None:
+        joint = asked_jointly(list(question.survey.questions.all()))
+    pair = joint.get(question.pk)
     return Card(
         question=question,
         cost=question_cost(question),
         report_count=question.reports.count(),
+        facts=kind_of(question.kind).builder_facts(question, question.survey.expected_respondents),
+        pair=pair[0] if pair else None,
     )
 
 
@@ -89,8 +99,10 @@ class MatrixCard:
 def builder_cards(survey: Survey) -> list[Card | MatrixCard]:
     """The builder's cards in survey order, a matrix's consecutive items in one card."""
     cards: list[Card | MatrixCard] = []
-    for question in survey.questions.select_related("matrix"):
-        card = make_card(question)
+    questions = list(survey.questions.select_related("matrix", "pair_first", "pair_second"))
+    joint = asked_jointly(questions)
+    for question in questions:
+        card = make_card(question, joint)
         last = cards[-1] if cards else None
         if question.matrix is None:
             cards.append(card)
@@ -121,6 +133,7 @@ def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[
         "settings_form": SurveyForm(instance=survey),
         "add_form": QuestionForm(survey=survey),
         "matrix_form": MatrixForm(survey=survey),
+        "pair_form": PairForm(survey=survey),
         "editing": None,
     }
     context.update(extra)
@@ -348,6 +361,36 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
     return render_builder(request, survey, "question-list", {"cards": builder_cards(survey)})
 
 
+# -- declared pairs ---------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def pair_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+    """Declare two choice questions a pair asked jointly (one randomized answer, one epsilon)."""
+    survey = get_survey_for_owner(request.user, survey_id)
+    form = PairForm(request.POST, survey=survey)
+    return add_block(
+        request,
+        survey,
+        form,
+        "add-pair",
+        lambda data: actions.do_declare_pair(data["first_question"], data["second_question"], data["pair"]),
+    )
+
+
+def add_block(request: HttpRequest, survey: Survey, form: Any, fragment: str, do: Any) -> HttpResponse:
+    """Validate a block's form (a matrix, a pair) and store it with ``do(cleaned_data)``, or show the errors."""
+    if not form.is_valid():
+        response = render_builder(request, survey, fragment, {f"{fragment.removeprefix('add-')}_form": form})
+        return reswap(retarget(response, f"#{fragment}"), "outerHTML") if request.htmx else response
+    do(form.cleaned_data)
+    if request.htmx:
+        # Cards, budget and the status box all change: reload the builder.
+        return HttpResponseClientRedirect(survey.get_absolute_url())
+    return redirect(survey)
+
+
 # -- matrices ---------------------------------------------------------------------------------
 
 
@@ -357,14 +400,9 @@ def matrix_add(request: HttpRequest, survey_id: int) -> HttpResponse:
     """Add a matrix block: one choice question per item, on the shared options, each with the block's ε."""
     survey = get_survey_for_owner(request.user, survey_id)
     form = MatrixForm(request.POST, survey=survey)
-    if not form.is_valid():
-        response = render_builder(request, survey, "add-matrix", {"matrix_form": form})
-        return reswap(retarget(response, "#add-matrix"), "outerHTML") if request.htmx else response
-    actions.do_add_matrix(survey, form.cleaned_data["title"], form.cleaned_data["items"])
-    if request.htmx:
-        # Cards, budget and the status box all change: reload the builder.
-        return HttpResponseClientRedirect(survey.get_absolute_url())
-    return redirect(survey)
+    return add_block(
+        request, survey, form, "add-matrix", lambda data: actions.do_add_matrix(survey, data["title"], data["items"])
+    )
 
 
 @login_required

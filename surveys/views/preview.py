@@ -18,10 +18,10 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from surveys.access import get_survey_for_owner
-from surveys.models import Randomization, Survey
+from surveys.models import Randomization, Survey, asked_jointly
 from surveys.receipts import receipt_rows
 from surveys.submissions import InForce, SubmissionError, parse_items
-from surveys.views.respond import answer_item, read_json_body, specs_context
+from surveys.views.respond import assemble_items, read_json_body, specs_context
 
 #: The version a preview's unsaved randomizations carry (real versions start at 1).
 PREVIEW_VERSION = 0
@@ -30,7 +30,11 @@ PREVIEW_VERSION = 0
 def preview_randomizations(survey: Survey) -> dict[int, Randomization]:
     """Per question id, an unsaved randomization of its current parameters."""
     randomizations = {}
-    for question in survey.questions.all():
+    questions = list(survey.questions.all())
+    joint = asked_jointly(questions)
+    for question in questions:
+        if question.pk in joint:
+            continue  # answered within its declared pair's report
         mechanism, k, epsilon, params = question.randomization_key()
         randomizations[question.pk] = Randomization(
             question=question, version=PREVIEW_VERSION, mechanism=mechanism, k=k, epsilon=epsilon, params=params
@@ -43,8 +47,8 @@ def preview_randomizations(survey: Survey) -> dict[int, Randomization]:
 @ensure_csrf_cookie
 def survey_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
-    n = survey.expected_respondents
-    items = [answer_item(randomization, n) for randomization in preview_randomizations(survey).values()]
+    randomizations = preview_randomizations(survey)
+    items = assemble_items(survey, lambda question: randomizations[question.pk])
     context = {
         "survey": survey,
         "preview": True,

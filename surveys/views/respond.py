@@ -24,7 +24,7 @@ from surveys import actions, rounds
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import cost_of
 from surveys.kinds import family
-from surveys.models import Question, Randomization, Survey
+from surveys.models import Question, Randomization, Survey, asked_jointly
 from surveys.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.receipts import receipt_rows
 from surveys.submissions import (
@@ -58,8 +58,18 @@ class AnswerItem:
     number: int = 0
     """Its number on the page: a matrix is one numbered block (:func:`grouped`)."""
     rows: list[AnswerItem] = field(default_factory=list)
-    """A matrix's first item carries every row of its grid; the others are shown there (``grid_row``)."""
-    grid_row: bool = False
+    """A matrix's first item carries every row of its grid; the others are shown there."""
+    drawn_elsewhere: bool = False
+    """A matrix row other than the first (drawn in the grid), or a declared pair (its questions are drawn)."""
+    pair: int | None = None
+    """Asked in a declared pair: the pair's question id. ``spec`` and ``privacy`` are then the pair's."""
+    pair_role: str = ""
+    """"first" or "second": its answer's place in the pair's one answer, first * k2 + second."""
+
+    @property
+    def epsilon(self) -> float:
+        """What answering it spends: a declared pair's question shows the pair's epsilon, spent once for both."""
+        return float(self.spec["epsilon"]) if self.pair is not None else self.question.epsilon
 
     @property
     def total_epsilon(self) -> float:
@@ -86,14 +96,35 @@ def has_responded(request: HttpRequest, survey: Survey) -> bool:
 
 
 def answer_items(survey: Survey) -> list[AnswerItem]:
-    items = []
     in_force = randomizations_in_force(survey)
-    for question in survey.questions.all():
+
+    def randomization_of(question: Question) -> Randomization:
         randomization = in_force.get(question.pk)
         if randomization is None:
             with transaction.atomic():
                 randomization = actions.sync_randomization(question)
-        items.append(answer_item(randomization, survey.expected_respondents))
+        return randomization
+
+    return assemble_items(survey, randomization_of)
+
+
+def assemble_items(survey: Survey, randomization_of: Any) -> list[AnswerItem]:
+    """Every question as the page shows it, in order; ``randomization_of(question)`` gives its randomization.
+
+    A question asked in a declared pair has none: its item carries the pair's spec and privacy, and
+    its answer is randomized with the other's as the pair's one report.
+    """
+    questions = list(survey.questions.all())
+    joint = asked_jointly(questions)
+    n = survey.expected_respondents
+    own = {q.pk: answer_item(randomization_of(q), n) for q in questions if q.pk not in joint}
+    items = []
+    for question in questions:
+        if question.pk in joint:
+            pair, role = joint[question.pk]
+            items.append(replace(own[pair.pk], question=question, version=0, pair=pair.pk, pair_role=role))
+        else:
+            items.append(own[question.pk])
     return items
 
 
@@ -114,16 +145,18 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     ``total_epsilon`` the page states and the ``promise``: the budgets the page states, which the
     browser holds the specs to before it sends anything (static/ldp/epsilon.js).
     """
-    items = grouped([with_memo(survey, i) for i in items])
+    # A declared pair's questions are sent as the pair: no spec, memo or budget of their own.
+    items = grouped([with_memo(survey, i) if i.pair is None else i for i in items])
+    sent = [i for i in items if i.pair is None]
     specs = [
         {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
-        for i in items
+        for i in sent
     ]
-    total_epsilon = sum(i.question.epsilon for i in items)
+    total_epsilon = sum(i.question.epsilon for i in sent)
     promise = {
         "total": total_epsilon,
         "cap": survey.epsilon_cap,
-        "questions": {str(i.question.pk): question_promise(i.question, i.epsilon_infinity) for i in items},
+        "questions": {str(i.question.pk): question_promise(i.question, i.epsilon_infinity) for i in sent},
     }
     return {
         "items": items,
@@ -146,17 +179,21 @@ def grouped(items: list[AnswerItem]) -> list[AnswerItem]:
     """The items numbered as the page shows them: a matrix's consecutive items are one grid.
 
     Every item stays in the list (each is its own question, spec and report); a matrix's first item
-    carries all its ``rows`` and the others are marked ``grid_row``, so the page draws them once.
+    carries all its ``rows`` and the others are marked ``drawn_elsewhere``, so the page draws them once;
+    so is a declared pair, whose two questions are drawn where they stand.
     """
     result: list[AnswerItem] = []
     number = 0
     for item in items:
         matrix = item.question.matrix_id
-        head = next((i for i in reversed(result) if not i.grid_row), None) if result else None
+        head = next((i for i in reversed(result) if not i.drawn_elsewhere), None) if result else None
         if matrix is not None and result and result[-1].question.matrix_id == matrix and head is not None:
-            row = replace(item, number=head.number, grid_row=True)
+            row = replace(item, number=head.number, drawn_elsewhere=True)
             head.rows.append(row)
             result.append(row)
+            continue
+        if item.question.pair_first_id is not None:
+            result.append(replace(item, drawn_elsewhere=True))  # its two questions are drawn
             continue
         number += 1
         head = replace(item, number=number, rows=[])

@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from ldp.advisor import Z_95
+from ldp.crosstab import JointEstimate, declared_estimate
 from surveys import charts, crosstabs, integrity, rounds, tallies, trends
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
@@ -83,10 +84,48 @@ def result_view(result: QuestionResult, kind: str, bands: str = "option") -> dic
     view: dict[str, Any] = {"result": result, "question": result.question, "rows": [], "chart": "", "bands": bands}
     view["anchor"] = anchor
     view["outer"] = "surveys/_result_card.html"
-    view["template"] = f"surveys/kinds/{result.summary}_result.html"
+    card = summary_card(result)
+    view["template"] = f"surveys/kinds/{card}_result.html"
     if result.n and result.enough:
-        SUMMARY_CARDS[result.summary](result, kind, view)
+        SUMMARY_CARDS[card](result, kind, view)
     return view
+
+
+def summary_card(result: QuestionResult) -> str:
+    """Which card shows the result: its kind's own (a declared pair's cross-tab), else its family's."""
+    return kind_of(result.question.kind).result_card or result.summary
+
+
+def declared_crosstab(result: QuestionResult) -> JointEstimate:
+    """A declared pair's joint estimate: its mechanism's estimate over k1 k2 answers, reshaped."""
+    question = result.question
+    assert question.pair_first is not None and question.pair_second is not None
+    tally = tallies.read_tallies([result.randomization])[result.randomization.pk]
+    return declared_estimate(result.mechanism, tally, question.pair_first.k, question.pair_second.k)  # type: ignore[arg-type]
+
+
+def pair_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    """A declared pair: the cross-tab (heatmap, cells with bands, conditional shares) and both marginals."""
+    question = result.question
+    first, second = question.pair_first, question.pair_second
+    assert first is not None and second is not None
+    estimate = declared_crosstab(result)
+    view["first"], view["second"] = first, second
+    view["rows"] = crosstabs.cell_rows(estimate, first.options, second.options)
+    view["conditional"] = crosstabs.conditional_rows(estimate, first.options, second.options)
+    view["marginals"] = [
+        {"question": q, "rows": crosstabs.marginal_rows(estimate, which, q.options)}
+        for which, q in (("first", first), ("second", second))
+    ]
+    labels = _digest(json.dumps([first.options, second.options]))
+    key = f"murmur:pair-chart:{charts.CHART_VERSION}:{randomization_digest(result.randomization)}:{result.digest}"
+    key += f":{labels}:{get_language()}"
+    svg = cache.get(key)
+    if svg is None:
+        low, high = estimate.bands
+        svg = charts.crosstab_heatmap(first.options, second.options, estimate.consistent_cells, low, high)
+        cache.set(key, svg, CACHE_SECONDS)
+    view["chart"] = svg
 
 
 def shares_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
@@ -222,8 +261,9 @@ def multi_option_rows(result: QuestionResult, kind: str, bands: str) -> list[dic
     ]
 
 
-#: How each summary ("shares", "mean", "text" or "multi", :func:`surveys.kinds.family`) fills its result card.
-SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card, "multi": multi_card}
+#: How each summary card fills it: a family's ("shares", "mean", "text" or "multi", :func:`surveys.kinds.family`)
+#: or a kind's own ("pair", :attr:`surveys.kinds.QuestionKind.result_card`).
+SUMMARY_CARDS = {"shares": shares_card, "mean": mean_card, "text": text_card, "multi": multi_card, "pair": pair_card}
 
 
 def matrix_cards(cards: list[dict[str, Any]], kind: str, bands: str) -> list[dict[str, Any]]:
@@ -527,8 +567,10 @@ def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_i
         return context
     context["crosstab"] = crosstab
     if crosstab.enough:
-        context["rows"] = crosstabs.cell_rows(crosstab)
-        context["conditional"] = crosstabs.conditional_rows(crosstab)
+        assert crosstab.estimate is not None
+        labels = (crosstab.first.options, crosstab.second.options)
+        context["rows"] = crosstabs.cell_rows(crosstab.estimate, *labels)
+        context["conditional"] = crosstabs.conditional_rows(crosstab.estimate, *labels)
         context["chart"] = crosstab_chart(crosstab)
     return context
 
@@ -677,7 +719,7 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
     """
     for result in SurveyState.read(survey).all_results():
         if result.n:
-            yield from SUMMARY_ROWS[result.summary](result)
+            yield from SUMMARY_ROWS[summary_card(result)](result)
 
 
 def _common(result: QuestionResult) -> dict[str, Any]:
@@ -794,8 +836,30 @@ def multi_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
     yield {**_common(result), **_summary_columns("mean_count", mean_count(result))}
 
 
-#: How each summary ("shares", "mean", "text" or "multi") becomes rows of the estimates export.
-SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows, "multi": multi_rows}
+def pair_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """A declared pair: each combination's share (``share`` rows, option "A × B"), then each question's
+    marginal shares derived from them (``first_share``, ``second_share``; normal bands)."""
+    yield from share_rows(result)
+    estimate = declared_crosstab(result)
+    question = result.question
+    for which, member in (("first", question.pair_first), ("second", question.pair_second)):
+        assert member is not None
+        for i, row in enumerate(crosstabs.marginal_rows(estimate, which, member.options)):
+            yield {
+                **_common(result),
+                "statistic": f"{which}_share",
+                "option_index": i,
+                "option": row["label"],
+                "unbiased": row["estimate"],
+                "standard_error": row["standard_error"],
+                "unbiased_low": row["low"],
+                "unbiased_high": row["high"],
+                "unbiased_band": BAND_KINDS["unbiased"],
+            }
+
+
+#: How each summary card ("shares", "mean", "text", "multi" or "pair") becomes rows of the estimates export.
+SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows, "multi": multi_rows, "pair": pair_rows}
 
 
 @login_required
@@ -812,6 +876,7 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
             "estimates": rows,
             "text_tallies": text_tallies(survey),
             "multi_select_tallies": multi_select_tallies(survey),
+            "declared_pairs": declared_pairs(survey),
         }
         response: HttpResponse = JsonResponse(payload)
     else:
@@ -885,6 +950,41 @@ def multi_select_tallies(survey: Survey) -> list[dict[str, Any]]:
     return records
 
 
+def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
+    """Declared pairs' sufficient statistics: enough to re-estimate the joint cells and both marginals.
+
+    ``counts`` is the pair mechanism's tally over k1 k2 answers (answer = first * k2 + second).
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        if question.pair_first is None or question.pair_second is None:
+            continue
+        for randomization in state.randomizations.get(question.pk, []):
+            tally = state.tallies[randomization.pk]
+            if not tally.n:
+                continue
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "first_question_id": question.pair_first.pk,
+                    "second_question_id": question.pair_second.pk,
+                    "first_options": question.pair_first.options,
+                    "second_options": question.pair_second.options,
+                    "k1": question.pair_first.k,
+                    "k2": question.pair_second.k,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "k": randomization.k,
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "counts": tally.counts.tolist(),
+                }
+            )
+    return records
+
+
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
     survey's memoized reports (:data:`surveys.rounds.MEMO_LAYERS`), empty for one-layer reports."""
@@ -909,6 +1009,8 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
                     "epsilon": r.epsilon,
                     "params": r.params,
                     "client_spec": spec,
+                    # A declared pair: the two questions whose answers it randomizes as first * k2 + second.
+                    "pair": [question.pair_first_id, question.pair_second_id] if question.pair_first_id else None,
                 }
             )
     return records

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from ldp import worst_case_log_ratio
+from ldp import Tally, worst_case_log_ratio
 from ldp.crosstab import (
     PairTally,
     declared_estimate,
@@ -155,3 +155,19 @@ def test_joint_bands_and_conditional_intervals_cover(key):
         for c in (e.conditional() for e in estimates)
     ]
     assert 0.93 <= np.mean(covered) <= 0.98, np.mean(covered, axis=0)
+
+
+def test_a_marginal_sums_the_joint_cells_with_the_summed_covariance():
+    # krr over 2 x 3 = 6 cells: the first question's marginal sums each row of three cells.
+    mechanism = make_mechanism("krr", k=6, epsilon=2.0)
+    estimate = declared_estimate(mechanism, Tally(600, np.array([150, 50, 100, 80, 120, 100])), 2, 3)
+    first, second = estimate.marginal("first"), estimate.marginal("second")
+    np.testing.assert_allclose(first.shares, estimate.cells.sum(axis=1), atol=1e-12)
+    np.testing.assert_allclose(second.shares, estimate.cells.sum(axis=0), atol=1e-12)
+    row = np.zeros(6)
+    row[:3] = 1
+    assert first.standard_errors[0] == pytest.approx(np.sqrt(row @ estimate.covariance @ row), rel=1e-12)
+    assert first.shares.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(first.bands.high - first.shares, 1.959963984540054 * first.standard_errors)
+    with pytest.raises(ValueError, match="which must be"):
+        estimate.marginal("third")
