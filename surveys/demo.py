@@ -2,9 +2,11 @@
 
 Two surveys with the same shape, one written in English and one in Korean, each with simulated
 respondents whose reports were randomized exactly as their browsers would have randomized them:
-three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k-RR), a short
-answer (free text, Count Mean Sketch) with candidate answers to count, and a multi-select question
-(choose up to three, padding-and-sampling with k-RR).
+three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k-RR), a small
+matrix (three items on a three-point scale), a short answer (free text, Count Mean Sketch) with
+candidate answers to count, and a multi-select question (choose up to three, padding-and-sampling
+with k-RR). The first two questions (satisfaction, and whether one considered leaving) are a
+declared pair: randomized together, so the dashboard shows their cross-tab.
 """
 
 from __future__ import annotations
@@ -40,6 +42,24 @@ class DemoSurvey:
     #: for a short answer, the share of each text (the rest write texts of their own, each different).
     true_shares: list[Any]
     seed: int
+    matrix: DemoMatrix
+    #: The declared pair of the first two questions: P(second question's first option | each first option).
+    pair_conditional: list[float]
+
+
+@dataclass(frozen=True)
+class DemoMatrix:
+    """A matrix block: its title, items and shared options, and each item's true shares."""
+
+    title: str
+    items: list[str]
+    options: list[str]
+    shares: list[list[float]]
+
+
+#: Each matrix item's epsilon and mechanism; the declared pair's (it spends the two questions' 1.0 + 0.5).
+MATRIX_ITEM = {"kind": "matrix", "epsilon": 0.5, "mechanism": "krr", "mechanism_params": {}}
+PAIR = {"epsilon": 1.5, "mechanism": "krr", "mechanism_params": {}}
 
 
 def _questions(
@@ -98,7 +118,7 @@ RATING_SHARES = [0.02, 0.02, 0.03, 0.04, 0.05, 0.09, 0.1, 0.17, 0.2, 0.16, 0.12]
 
 ENGLISH = DemoSurvey(
     title="Workplace pulse (demo)",
-    description="A seven-question pulse survey. Every answer is randomized in your browser.",
+    description="A short pulse survey. Every answer is randomized in your browser.",
     questions=_questions(
         [
             "How satisfied are you with your team?",
@@ -129,11 +149,18 @@ ENGLISH = DemoSurvey(
         MULTI_SHARES,
     ],
     seed=2026,
+    matrix=DemoMatrix(
+        "How much do you agree?",
+        ["I know what is expected of me", "I get the help I need", "My work is recognized"],
+        ["Disagree", "Neutral", "Agree"],
+        [[0.1, 0.2, 0.7], [0.2, 0.35, 0.45], [0.4, 0.3, 0.3]],
+    ),
+    pair_conditional=[0.8, 0.6, 0.35, 0.15, 0.1],
 )
 
 KOREAN = DemoSurvey(
     title="우리 팀 분위기 조사 (데모)",
-    description="일곱 문항으로 된 짧은 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
+    description="짧은 팀 분위기 설문입니다. 모든 답은 여러분의 브라우저에서 무작위화된 뒤 전송됩니다.",
     questions=_questions(
         [
             "지금 팀에 얼마나 만족하시나요?",
@@ -164,6 +191,13 @@ KOREAN = DemoSurvey(
         MULTI_SHARES,
     ],
     seed=2027,
+    matrix=DemoMatrix(
+        "다음 문장에 얼마나 동의하시나요?",
+        ["내게 기대되는 일이 무엇인지 안다", "필요한 도움을 받는다", "내 일이 인정받는다"],
+        ["동의하지 않음", "보통", "동의함"],
+        [[0.15, 0.25, 0.6], [0.25, 0.35, 0.4], [0.35, 0.35, 0.3]],
+    ),
+    pair_conditional=[0.85, 0.65, 0.4, 0.2, 0.1],
 )
 
 DEMO_SURVEYS = [ENGLISH, KOREAN]
@@ -189,12 +223,17 @@ def load_demo() -> list[tuple[Survey, bool]]:
             title=demo.title,
             description=demo.description,
             expected_respondents=500,
-            epsilon_cap=10.0,
+            epsilon_cap=11.5,
         )
-        for question in demo.questions:
+        added = [actions.do_add_question(survey, question) for question in demo.questions[:5]]
+        items = [{**MATRIX_ITEM, "text": item, "options": demo.matrix.options} for item in demo.matrix.items]
+        actions.do_add_matrix(survey, demo.matrix.title, items)
+        for question in demo.questions[5:]:
             actions.do_add_question(survey, question)
+        pair = {**PAIR, "text": f"{added[0].text} × {added[1].text}"}
+        actions.do_declare_pair(added[0], added[1], pair)
         actions.do_open_survey(survey)
-        simulate_responses(survey, demo.true_shares, DEMO_RESPONDENTS, seed=demo.seed)
+        simulate_responses(survey, demo, DEMO_RESPONDENTS, seed=demo.seed)
         loaded.append((survey, True))
     return loaded
 
@@ -206,12 +245,35 @@ def choose_up_to(rng: np.random.Generator, chances: Any, limit: int, respondents
     return picked & (np.argsort(order, axis=1) < limit)
 
 
+def demo_truths(survey: Survey, demo: DemoSurvey) -> list[tuple[Any, Any]]:
+    """(question, its true shares) for every question that gets reports, in the survey's order.
+
+    The declared pair's truth is its joint distribution, flattened as first * k2 + second; its two
+    questions get no reports of their own.
+    """
+    questions = list(survey.questions.all())
+    first_shares = np.asarray(demo.true_shares[0])
+    yes = np.asarray(demo.pair_conditional)
+    joint = np.column_stack([first_shares * yes, first_shares * (1 - yes)]).ravel()
+    plain = iter(demo.true_shares[2:])
+    matrix = iter(demo.matrix.shares)
+    truths: list[tuple[Any, Any]] = []
+    for question in questions[2:]:
+        if question.kind == "pair":
+            truths.append((question, list(joint)))
+        elif question.kind == "matrix":
+            truths.append((question, next(matrix)))
+        else:
+            truths.append((question, next(plain)))
+    return truths
+
+
 @transaction.atomic
-def simulate_responses(survey: Survey, true_shares: list[Any], respondents: int, seed: int) -> None:
+def simulate_responses(survey: Survey, demo: DemoSurvey, respondents: int, seed: int) -> None:
     """Store reports of simulated respondents, randomized exactly as their browsers would."""
     rng = np.random.default_rng(seed)
     submissions = record_submissions(survey, [None] * respondents)
-    for question, shares in zip(survey.questions.all(), true_shares, strict=True):
+    for question, shares in demo_truths(survey, demo):
         randomization = actions.sync_randomization(question)
         mechanism = randomization.build_mechanism()
         if question.kind == "text":  # the named texts, and everyone else a text of their own

@@ -72,8 +72,21 @@ def test_demo_loads_once(db, capsys):
     call_command("load_demo")
     survey = Survey.objects.get(title=DEMO_TITLE)
     assert survey.status == "open"
-    assert survey.questions.count() == 7
-    assert [q.kind for q in survey.questions.all()][-4:] == ["numeric", "rating", "text", "multi_select"]
+    # Seven questions, the declared pair of the first two, and a matrix of three items before the short answer.
+    assert [q.kind for q in survey.questions.all()] == [
+        "single",
+        "yes_no",
+        "pair",
+        "single",
+        "numeric",
+        "rating",
+        "matrix",
+        "matrix",
+        "matrix",
+        "text",
+        "multi_select",
+    ]
+    assert survey.total_epsilon == 11.5
     assert "Found demo survey" in capsys.readouterr().out
 
 
@@ -82,8 +95,21 @@ def test_demo_has_a_korean_survey_beside_the_english_one_and_prints_both_links(d
     out = capsys.readouterr().out
     korean = Survey.objects.get(title=KOREAN.title)
     assert korean.status == "open"
-    assert [q.text for q in korean.questions.all()] == [q["text"] for q in KOREAN.questions]
+    texts = [q.text for q in korean.questions.exclude(kind__in=["pair", "matrix"])]
+    assert texts == [q["text"] for q in KOREAN.questions]
+    assert [q.text for q in korean.questions.filter(kind="matrix")] == KOREAN.matrix.items
     assert korean.response_count() == DEMO_RESPONDENTS
     for survey in Survey.objects.all():
         assert f"http://127.0.0.1:8000/s/{survey.slug}/" in out
     assert "demo / murmur-demo" in out
+
+
+def test_the_demo_dashboards_show_the_declared_pairs_cross_tab_and_the_matrix(client, db):
+    call_command("load_demo")
+    client.login(username="demo", password="murmur-demo")
+    for title in (DEMO_TITLE, KOREAN.title):
+        survey = Survey.objects.get(title=title)
+        html = client.get(reverse("survey_results", args=[survey.pk]), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+        assert "data-joint" in html and "data-matrix-result" in html and "data-too-few" not in html
+        pair = survey.questions.get(kind="pair")
+        assert pair.reports.count() == DEMO_RESPONDENTS and not survey.questions.first().reports.exists()
