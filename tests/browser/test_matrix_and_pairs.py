@@ -1,0 +1,139 @@
+"""A matrix and a declared pair in real Chromium: only randomized reports leave the browser, and the
+dashboard shows the pair's cross-tab and, on request (htmx), a post-hoc one of two matrix items.
+
+Multi-select is not on main yet, so this survey has none.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from ldp.crosstab import encode_pair
+from surveys import actions
+from surveys.models import Matrix, Report, Submission
+from tests.base import PASSWORD, make_joint_reports, make_question, make_reports, make_survey, make_user
+from tests.browser.conftest import assert_only_the_ledger_is_stored
+
+# Distinctive labels, so that any leak of an answer's text is unmistakable.
+SCALE = ["Marten-31", "Numbat-77", "Oribi-52"]
+ITEMS = ["Pangolin-18 item", "Quetzal-64 item", "Rorqual-29 item"]
+FIRST = ["Saiga-45", "Takin-83", "Uakari-16"]
+SECOND = ["Vicuna-58", "Wombat-90"]
+PLAIN = ["Xenops-37", "Yapok-72"]
+LABELS = SCALE + FIRST + SECOND + PLAIN
+MATRIX_CHOSEN = [2, 0, 1]
+PAIR_CHOSEN = (1, 0)
+
+INSTRUMENT = """
+Math.random = () => { throw new Error("Math.random was called"); };
+"""
+
+
+@pytest.fixture
+def survey(db):
+    survey = make_survey(make_user("olga"), title="Grid and pair", epsilon_cap=20.0)
+    item = {"kind": "matrix", "options": SCALE, "epsilon": 1.0, "mechanism": "krr", "mechanism_params": {}}
+    actions.do_add_matrix(survey, "How do these sound?", [{**item, "text": text} for text in ITEMS])
+    first = make_question(survey, text="Which animal?", options=FIRST, epsilon=1.0)
+    second = make_question(survey, text="Which burrow?", options=SECOND, epsilon=1.0)
+    make_question(survey, text="Which bird?", options=PLAIN, epsilon=1.0)
+    pair = {"text": "Animal × burrow", "epsilon": 3.0, "mechanism": "krr", "mechanism_params": {}}
+    actions.do_declare_pair(first, second, pair)
+    actions.do_open_survey(survey)
+    return survey
+
+
+def test_a_matrix_and_a_declared_pair_send_only_randomized_reports(live_server, page, survey, caplog):
+    caplog.set_level(logging.DEBUG)
+    requests = []
+    page.on("request", lambda request: requests.append(request))
+    page.add_init_script(INSTRUMENT)
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+
+    grid = page.locator("[data-matrix-grid]")
+    rows = grid.locator("tr[data-question-id]")
+    assert rows.count() == 3 and grid.locator("th[scope=row]").count() == 3
+    # The grid by keyboard: one Tab stop per row, arrows move within the row only.
+    rows.nth(0).locator("input[type=radio]").nth(0).focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert [rows.nth(0).locator("input").nth(i).is_checked() for i in range(3)] == [False, False, True]
+    assert not any(rows.nth(1).locator("input").nth(i).is_checked() for i in range(3))
+    for index, chosen in enumerate(MATRIX_CHOSEN[1:], start=1):
+        rows.nth(index).locator(f"[data-option-index='{chosen}']").check()
+    first = page.locator("[data-pair-role=first]")
+    second = page.locator("[data-pair-role=second]")
+    first.locator(f"[data-option-index='{PAIR_CHOSEN[0]}']").check()
+
+    # Half a pair is refused before anything is randomized or sent.
+    page.click("[data-submit]")
+    assert "leave both empty" in page.text_content("[data-error]")
+    assert not [r for r in requests if r.method == "POST"]
+
+    second.locator(f"[data-option-index='{PAIR_CHOSEN[1]}']").check()
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-receipt]:not([hidden])")
+
+    assert page.evaluate("document.querySelectorAll('input[type=radio]:checked').length") == 0
+    storage = assert_only_the_ledger_is_stored(page)
+    assert all(label not in storage for label in LABELS)
+    cookies = page.context.cookies()
+    assert {c["name"] for c in cookies} == {"csrftoken", f"murmur-responded-{survey.pk}"}
+    posts = [r for r in requests if r.method == "POST"]
+    assert len(posts) == 1
+    for request in requests:
+        sent = " ".join([request.url, request.post_data or "", request.headers.get("cookie", "")])
+        assert not [label for label in LABELS if label in sent], request.url
+    assert not [label for label in LABELS if label in caplog.text]
+
+    body = json.loads(posts[0].post_data)
+    pair = survey.questions.get(kind="pair")
+    items = list(Matrix.objects.get().items.order_by("position"))
+    sent = {item["question"]: item for item in body["reports"]}
+    assert set(sent) == {*(i.pk for i in items), pair.pk}  # the pair's two questions: only the pair
+    assert set(sent[pair.pk]["report"]) == {"value"} and 0 <= sent[pair.pk]["report"]["value"] < 6
+    stored = {r.question_id: r for r in Report.objects.filter(submission=Submission.objects.get())}
+    for question_id, item in sent.items():
+        mechanism = stored[question_id].randomization.build_mechanism()
+        assert mechanism.parse_report(item["report"]) == bytes(stored[question_id].packed)
+    # The ledger counts what was spent: three items at 1 and the pair's 3, not its questions' own.
+    ledger = json.loads(storage)
+    assert sorted(entry["epsilon"] for entry in ledger) == [1.0, 1.0, 1.0, 3.0]
+
+
+def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(live_server, browser, survey):
+    pair = survey.questions.get(kind="pair")
+    items = list(Matrix.objects.get().items.order_by("position"))
+    rng = np.random.default_rng(8)
+    cells = rng.choice(6, size=600, p=[0.3, 0.05, 0.05, 0.3, 0.1, 0.2])
+    make_reports(pair, list(encode_pair(cells // 2, cells % 2, 2)), seed=1)
+    answers = np.column_stack([rng.choice(3, size=1500, p=[0.6, 0.3, 0.1]) for _ in items])
+    answers[:, 1] = np.where(rng.random(1500) < 0.7, answers[:, 0], answers[:, 1])  # related items
+    make_joint_reports(items, answers, seed=2)
+
+    organizer = browser.new_context().new_page()
+    organizer.goto(f"{live_server.url}{reverse('login')}")
+    organizer.fill("[name=username]", "olga")
+    organizer.fill("[name=password]", PASSWORD)
+    organizer.click("main button[type=submit]")
+    organizer.goto(f"{live_server.url}{reverse('survey_results', args=[survey.pk])}")
+    card = organizer.locator(f"#result-{pair.pk}")
+    assert card.locator("svg").count() == 1 and card.locator("[data-joint] tbody tr").count() == 3
+    assert card.locator("[data-marginal]").count() == 2
+    matrix = organizer.locator("[data-matrix-result]")
+    assert matrix.locator("svg").count() == 1 and matrix.locator("[data-matrix-item]").count() == 3
+
+    organizer.evaluate("window.stillTheSamePage = true")
+    organizer.select_option("#crosstab-first", str(items[0].pk))
+    organizer.select_option("#crosstab-second", str(items[1].pk))
+    organizer.click("[data-crosstab-form] button[type=submit]")
+    organizer.wait_for_selector("#crosstab-body [data-joint]")
+    assert organizer.evaluate("window.stillTheSamePage") is True  # htmx swapped the fragment in
+    assert organizer.locator("#crosstab-body [data-conditional] li").count() == 3
+    assert organizer.locator("#crosstab-body svg").count() == 1
