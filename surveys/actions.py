@@ -91,6 +91,16 @@ def do_add_matrix(survey: Survey, title: str, items: list[dict[str, Any]]) -> Ma
 
 
 @transaction.atomic
+def do_update_matrix(matrix: Matrix, title: str, options: list[str]) -> None:
+    """Retitle a matrix and reword its shared options on every item (their number, each item's k, stays)."""
+    matrix.title = title
+    matrix.save(update_fields=["title"])
+    for item in matrix.items.all():
+        item.options = options
+        item.save(update_fields=["options"])
+
+
+@transaction.atomic
 def do_delete_matrix(matrix: Matrix) -> None:
     """Delete a matrix and its items, unless one of them has reports (then nothing is deleted)."""
     if Report.objects.filter(question__matrix=matrix).exists():
@@ -244,12 +254,16 @@ def do_duplicate_survey(survey: Survey) -> Survey:
 def copy_questions(source: Survey, target: Survey, series_question: Any) -> list[Question]:
     """Copy the source's questions into the target (a duplicate, or a recurring survey's next round).
 
-    Matrices are copied with them, so a copy's items belong to the copy's matrix;
-    ``series_question(question)`` is the copy's id in a series ("" outside one).
+    Matrices are copied with them, so a copy's items belong to the copy's matrix, and a declared pair
+    points at the copies of its two questions; ``series_question(question)`` is the copy's id in a
+    series ("" outside one).
     """
     questions = []
     matrices: dict[int, Matrix] = {}
-    for question in source.questions.select_related("matrix"):
+    originals = list(source.questions.select_related("matrix"))
+    pairs = [(q.pair_first_id, q.pair_second_id) for q in originals]
+    old_ids = [q.pk for q in originals]
+    for question in originals:
         key = series_question(question)
         if question.matrix is not None:
             if question.matrix_id not in matrices:
@@ -259,8 +273,16 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
         question._state.adding = True
         question.survey = target
         question.series_question = key
+        question.pair_first = question.pair_second = None
         questions.append(question)
-    return Question.objects.bulk_create(questions)
+    Question.objects.bulk_create(questions)
+    # A declared pair points at the copies of its two questions.
+    new_of = dict(zip(old_ids, questions, strict=True))
+    for question, (first, second) in zip(questions, pairs, strict=True):
+        if first is not None:
+            question.pair_first, question.pair_second = new_of[first], new_of[second]
+            question.save(update_fields=["pair_first", "pair_second"])
+    return questions
 
 
 def open_problems(survey: Survey) -> list[str]:

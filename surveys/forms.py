@@ -23,8 +23,24 @@ from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
 from surveys.costs import cost_of
-from surveys.kinds import CATEGORICAL_MECHANISMS, MADE_ELSEWHERE, KindError, clean_candidates, kind_of
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, build_mechanism, spent_epsilon
+from surveys.kinds import (
+    CATEGORICAL_MECHANISMS,
+    MADE_ELSEWHERE,
+    KindError,
+    clean_candidates,
+    clean_option_lines,
+    kind_of,
+)
+from surveys.models import (
+    MAX_OPTIONS,
+    MIN_OPTIONS,
+    Matrix,
+    Question,
+    Survey,
+    asked_jointly,
+    build_mechanism,
+    spent_epsilon,
+)
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
@@ -589,6 +605,37 @@ class MatrixForm(forms.Form):
                 % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
             )
         return data
+
+
+class MatrixEditForm(forms.Form):
+    """A matrix's title and the wording of its shared options (their number stays: it is each item's k)."""
+
+    title = forms.CharField(label=_("Title"), max_length=500)
+    options_text = forms.CharField(label=_("Options"), widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, *args: Any, matrix: Matrix, **kwargs: Any) -> None:
+        self.matrix = matrix
+        first = matrix.items.order_by("position", "id").first()
+        self.k = first.k if first is not None else 0
+        kwargs.setdefault("initial", {"title": matrix.title, "options_text": "\n".join(first.options if first else [])})
+        kwargs.setdefault("prefix", f"matrix-{matrix.pk}")  # several matrices' forms on one page
+        super().__init__(*args, **kwargs)
+
+    def clean_options_text(self) -> list[str]:
+        lines = [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
+        try:
+            options = clean_option_lines(lines)
+        except KindError as error:
+            raise forms.ValidationError(error.message) from None
+        if len(options) != self.k:
+            raise forms.ValidationError(
+                _(
+                    "Keep the %(k)s options: each item is randomized over that many. Reword them here; "
+                    "for another number of options, delete the matrix and add it again."
+                )
+                % {"k": self.k}
+            )
+        return options
 
 
 class PairForm(forms.Form):

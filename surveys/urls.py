@@ -47,6 +47,7 @@ urlpatterns = [
     path("surveys/<int:survey_id>/pairs/new/", author.pair_add, name="pair_add"),
     path("surveys/<int:survey_id>/matrices/new/", author.matrix_add, name="matrix_add"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/move/", author.matrix_move, name="matrix_move"),
+    path("surveys/<int:survey_id>/matrices/<int:matrix_id>/edit/", author.matrix_edit, name="matrix_edit"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/delete/", author.matrix_delete, name="matrix_delete"),
     path("surveys/<int:survey_id>/results/", results.survey_results, name="survey_results"),
     path("surveys/<int:survey_id>/results/crosstab/", results.survey_crosstab, name="survey_crosstab"),

@@ -31,6 +31,7 @@ from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import (
     DEFAULT_EPSILON_CAP,
     DEFAULT_TEXT_MECHANISM,
+    MatrixEditForm,
     MatrixForm,
     PairForm,
     QuestionForm,
@@ -82,6 +83,10 @@ class MatrixCard:
 
     matrix: Matrix
     items: list[Card]
+
+    @property
+    def edit_form(self) -> MatrixEditForm:
+        return MatrixEditForm(matrix=self.matrix)
 
     @property
     def total_epsilon(self) -> float:
@@ -416,6 +421,21 @@ def matrix_move(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpRes
     if not request.htmx:
         return redirect(matrix.survey)
     return render_builder(request, matrix.survey, "question-list", {"cards": builder_cards(matrix.survey)})
+
+
+@login_required
+@require_POST
+def matrix_edit(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+    """Retitle a matrix and reword its shared options (kept on every item), even after reports arrived."""
+    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
+    form = MatrixEditForm(request.POST, matrix=matrix)
+    if form.is_valid():
+        actions.do_update_matrix(matrix, form.cleaned_data["title"], form.cleaned_data["options_text"])
+    else:
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+    if request.htmx:
+        return HttpResponseClientRedirect(matrix.survey.get_absolute_url())
+    return redirect(matrix.survey)
 
 
 @login_required

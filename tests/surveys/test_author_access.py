@@ -35,7 +35,7 @@ def owned(organizer):
 
 
 def test_the_url_list_covers_every_organizer_view():
-    assert len(ORGANIZER_URLS) == 23
+    assert len(ORGANIZER_URLS) == 24
 
 
 @pytest.mark.parametrize("name", ORGANIZER_URLS)

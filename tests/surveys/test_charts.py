@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from surveys.charts import estimate_bars, responses_over_time
+from surveys.charts import crosstab_heatmap, estimate_bars, matrix_bars, responses_over_time
 
 
 def test_estimate_bars_are_scalable_svg_with_the_option_labels():
@@ -26,3 +26,20 @@ def test_responses_over_time_draws_a_day_at_least():
     svg = responses_over_time([start, start + timedelta(hours=2)], [10, 5])
     assert svg.startswith("<svg")
     assert "<path" in svg
+
+
+def test_the_cross_tab_heatmap_is_vector_svg_with_both_questions_labels_and_each_cells_band():
+    cells = np.array([[0.3, 0.1], [0.2, 0.4]])
+    svg = crosstab_heatmap(["Apple", "배"], ["Yes", "No"], cells, cells - 0.05, cells + 0.05)
+    assert svg.startswith("<svg") and "<image" not in svg  # cells are paths, not a raster
+    for text in (">Apple<", ">배<", ">Yes<", ">No<", "40 %", "35–45"):
+        assert text in svg
+    assert " style=" not in svg  # presentation attributes only (the page's CSP)
+
+
+def test_matrix_bars_stack_each_items_options_with_a_legend():
+    shares = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
+    svg = matrix_bars(["Tools", "도구"], ["Disagree", "Neutral", "Agree"], shares, shares - 0.05, shares + 0.05)
+    assert svg.startswith("<svg") and ' width="' not in svg[: svg.index(">")]
+    for text in (">Tools<", ">도구<", ">Disagree<", ">Agree<", ">100%<"):
+        assert text in svg

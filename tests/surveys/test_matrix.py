@@ -215,3 +215,23 @@ def test_the_next_round_of_a_recurring_survey_has_its_own_matrix(with_matrix):
     copied = Matrix.objects.get(survey=after)
     assert [q.text for q in copied.items.order_by("position")] == [q.text for q in matrix.items.order_by("position")]
     assert matrix.items.count() == 3 and copied.items.first().current_randomization() is not None
+
+
+def test_a_matrix_is_retitled_and_its_options_reworded_on_every_item_even_after_reports(organizer_client, with_matrix):
+    survey, matrix = with_matrix
+    actions.do_open_survey(survey)
+    first = matrix.items.order_by("position").first()
+    make_reports(first, [0, 1, 2])
+    version = first.current_randomization().version
+    prefix = f"matrix-{matrix.pk}"
+    url = reverse("matrix_edit", args=[survey.pk, matrix.pk])
+    data = {f"{prefix}-title": "Agreement", f"{prefix}-options_text": "No\nMaybe\nYes"}
+    assert organizer_client.post(url, data).status_code == 302
+    matrix.refresh_from_db()
+    assert matrix.title == "Agreement"
+    assert {tuple(q.options) for q in matrix.items.all()} == {("No", "Maybe", "Yes")}
+    assert first.current_randomization().version == version  # wording only: nothing re-randomized
+    data[f"{prefix}-options_text"] = "No\nYes"
+    response = organizer_client.post(url, data, follow=True)
+    assert "Keep the 3 options" in response.content.decode()
+    assert {tuple(q.options) for q in matrix.items.all()} == {("No", "Maybe", "Yes")}

@@ -274,3 +274,24 @@ def test_the_builder_speaks_korean_about_pairs(organizer_client, paired):
     html = organizer_client.get(survey.get_absolute_url(), **KOREAN).content.decode()
     assert "함께 묻는 문항 쌍 “" in html and "사후 교차(각 문항을 따로 물을 때)" in html
     assert "Asked jointly" not in html and "Post hoc" not in html
+
+
+def test_a_copy_of_the_survey_pairs_the_copies_of_its_questions(paired):
+    survey, _fruit, _weekend, _pair = paired
+    copy = actions.do_duplicate_survey(survey)
+    pair = copy.questions.get(kind="pair")
+    assert pair.pair_first.survey == copy and pair.pair_second.survey == copy
+    assert (pair.pair_first.text, pair.pair_second.text) == ("Fruit?", "Weekend?")
+    assert copy.total_epsilon == survey.total_epsilon
+
+
+def test_the_next_round_of_a_recurring_survey_pairs_its_own_questions(paired):
+    from surveys import rounds
+
+    survey, _fruit, _weekend, _pair = open_with_pair(paired)
+    rounds.do_make_recurring(survey, "manual")
+    after = rounds.do_open_next_round(survey)
+    pair = after.questions.get(kind="pair")
+    assert pair.pair_first.survey == after and pair.pair_second.survey == after
+    assert pair.current_randomization().k == 6 and pair.pair_first.current_randomization() is None
+    assert after.total_epsilon == survey.total_epsilon == 2.5
