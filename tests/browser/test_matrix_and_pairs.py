@@ -1,7 +1,6 @@
-"""A matrix and a declared pair in real Chromium: only randomized reports leave the browser, and the
-dashboard shows the pair's cross-tab and, on request (htmx), a post-hoc one of two matrix items.
-
-Multi-select is not on main yet, so this survey has none.
+"""A matrix, a declared pair and a multi-select question in real Chromium: only randomized reports
+leave the browser, and the dashboard shows the pair's cross-tab and, on request (htmx), a post-hoc one
+of two matrix items.
 """
 
 from __future__ import annotations
@@ -16,7 +15,15 @@ from django.urls import reverse
 from ldp.crosstab import encode_pair
 from surveys import actions
 from surveys.models import Matrix, Report, Submission
-from tests.base import PASSWORD, make_joint_reports, make_question, make_reports, make_survey, make_user
+from tests.base import (
+    PASSWORD,
+    make_joint_reports,
+    make_multi_question,
+    make_question,
+    make_reports,
+    make_survey,
+    make_user,
+)
 from tests.browser.conftest import assert_only_the_ledger_is_stored
 
 # Distinctive labels, so that any leak of an answer's text is unmistakable.
@@ -25,7 +32,9 @@ ITEMS = ["Pangolin-18 item", "Quetzal-64 item", "Rorqual-29 item"]
 FIRST = ["Saiga-45", "Takin-83", "Uakari-16"]
 SECOND = ["Vicuna-58", "Wombat-90"]
 PLAIN = ["Xenops-37", "Yapok-72"]
-LABELS = SCALE + FIRST + SECOND + PLAIN
+MULTI = ["Zorilla-11", "Agouti-46", "Binturong-93", "Civet-25"]
+LABELS = SCALE + FIRST + SECOND + PLAIN + MULTI
+MULTI_CHOSEN = [1, 3]
 MATRIX_CHOSEN = [2, 0, 1]
 PAIR_CHOSEN = (1, 0)
 
@@ -42,6 +51,7 @@ def survey(db):
     first = make_question(survey, text="Which animal?", options=FIRST, epsilon=1.0)
     second = make_question(survey, text="Which burrow?", options=SECOND, epsilon=1.0)
     make_question(survey, text="Which bird?", options=PLAIN, epsilon=1.0)
+    make_multi_question(survey, text="Which of these?", options=MULTI, mechanism="padding-krr", max_choices=2)
     pair = {"text": "Animal × burrow", "epsilon": 3.0, "mechanism": "krr", "mechanism_params": {}}
     actions.do_declare_pair(first, second, pair)
     actions.do_open_survey(survey)
@@ -77,10 +87,13 @@ def test_a_matrix_and_a_declared_pair_send_only_randomized_reports(live_server, 
     assert not [r for r in requests if r.method == "POST"]
 
     second.locator(f"[data-option-index='{PAIR_CHOSEN[1]}']").check()
+    multi = page.locator("[data-question-id]", has=page.locator("input[type=checkbox]"))
+    for option in MULTI_CHOSEN:
+        multi.locator(f"[data-option-index='{option}']").check()
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
 
-    assert page.evaluate("document.querySelectorAll('input[type=radio]:checked').length") == 0
+    assert page.evaluate("document.querySelectorAll('input:checked').length") == 0
     storage = assert_only_the_ledger_is_stored(page)
     assert all(label not in storage for label in LABELS)
     cookies = page.context.cookies()
@@ -95,16 +108,19 @@ def test_a_matrix_and_a_declared_pair_send_only_randomized_reports(live_server, 
     body = json.loads(posts[0].post_data)
     pair = survey.questions.get(kind="pair")
     items = list(Matrix.objects.get().items.order_by("position"))
+    multi_question = survey.questions.get(kind="multi_select")
     sent = {item["question"]: item for item in body["reports"]}
-    assert set(sent) == {*(i.pk for i in items), pair.pk}  # the pair's two questions: only the pair
+    # The pair's two questions: only the pair; the unanswered bird: nothing.
+    assert set(sent) == {*(i.pk for i in items), pair.pk, multi_question.pk}
     assert set(sent[pair.pk]["report"]) == {"value"} and 0 <= sent[pair.pk]["report"]["value"] < 6
     stored = {r.question_id: r for r in Report.objects.filter(submission=Submission.objects.get())}
     for question_id, item in sent.items():
         mechanism = stored[question_id].randomization.build_mechanism()
         assert mechanism.parse_report(item["report"]) == bytes(stored[question_id].packed)
-    # The ledger counts what was spent: three items at 1 and the pair's 3, not its questions' own.
+    # The ledger counts what was spent: three items at 1, the multi-select's 2 and the pair's 3, not
+    # its questions' own.
     ledger = json.loads(storage)
-    assert sorted(entry["epsilon"] for entry in ledger) == [1.0, 1.0, 1.0, 3.0]
+    assert sorted(entry["epsilon"] for entry in ledger) == [1.0, 1.0, 1.0, 2.0, 3.0]
 
 
 def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(live_server, browser, survey):
