@@ -153,3 +153,71 @@ def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(liv
     assert organizer.evaluate("window.stillTheSamePage") is True  # htmx swapped the fragment in
     assert organizer.locator("#crosstab-body [data-conditional] li").count() == 3
     assert organizer.locator("#crosstab-body svg").count() == 1
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_the_new_pages_pass_axe_in_both_languages_at_both_widths(live_server, browser, survey, language, width):
+    """The builder's matrix and pair cards, the answer page's grid, the dashboard's matrix and pair
+    cards and a post-hoc cross-tab: axe-core, no English on Korean pages, no page wider than the window."""
+    from tests.browser.test_walkthrough import AXE, WIDTHS, Checker, context_locale
+
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: npm ci --prefix tests/browser (make install-dev does it)")
+    if language == "ko":
+        korean_words(survey)
+    pair = survey.questions.get(kind="pair")
+    items = list(Matrix.objects.get().items.order_by("position"))
+    make_reports(pair, [0, 1, 2, 3, 4, 5] * 100, seed=1)
+    make_joint_reports(items, np.tile(np.arange(3), (3, 300)).T, seed=2)
+    context = browser.new_context(
+        locale=context_locale(language),
+        timezone_id="Asia/Seoul",
+        viewport={"width": WIDTHS[width], "height": 900},
+        bypass_csp=True,  # lets the test inject axe-core; the app's own CSP is tested elsewhere
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    checker = Checker(page, language, width, screenshots=False)
+    base = live_server.url
+    page.goto(f"{base}{reverse('respond', args=[survey.slug])}")
+    checker.check("answer-grid-and-pair")
+    page.goto(f"{base}{reverse('login')}")
+    page.fill("[name=username]", survey.owner.username)
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    crosstab = reverse("survey_crosstab", args=[survey.pk]) + f"?first={items[0].pk}&second={items[1].pk}"
+    for name, url in [
+        ("builder", reverse("survey_detail", args=[survey.pk])),
+        ("dashboard", reverse("survey_results", args=[survey.pk])),
+        ("crosstab", crosstab),
+    ]:
+        page.goto(f"{base}{url}")
+        checker.check(name)
+    context.close()
+    assert not checker.problems, "\n".join(checker.problems)
+
+
+def korean_words(survey) -> None:
+    """The survey's words (and its owner's name) in Korean, so that a Korean page holds no English."""
+    owner = survey.owner
+    owner.username = "올가"
+    owner.save(update_fields=["username"])
+    survey.title = "표와 문항 쌍"
+    survey.save(update_fields=["title"])
+    matrix = Matrix.objects.get()
+    matrix.title = "이 말들은 어떤가요?"
+    matrix.save(update_fields=["title"])
+    letters = "가나다라마바사"
+    questions = list(survey.questions.all())
+    for number, question in enumerate(questions, start=1):
+        if question.kind != "pair":
+            question.text = f"{number}번 문항"
+            question.options = [f"{letters[i]} 선택지" for i in range(question.k)]
+            question.save(update_fields=["text", "options"])
+    for pair in (q for q in questions if q.kind == "pair"):
+        pair.refresh_from_db()
+        pair.text = "동물과 굴"
+        pair.options = actions.pair_options(pair.pair_first, pair.pair_second)
+        pair.save(update_fields=["text", "options"])
