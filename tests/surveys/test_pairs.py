@@ -295,3 +295,10 @@ def test_the_next_round_of_a_recurring_survey_pairs_its_own_questions(paired):
     assert pair.pair_first.survey == after and pair.pair_second.survey == after
     assert pair.current_randomization().k == 6 and pair.pair_first.current_randomization() is None
     assert after.total_epsilon == survey.total_epsilon == 2.5
+
+
+def test_the_transparency_page_states_the_total_a_pair_survey_spends(client, paired):
+    survey, _fruit, _weekend, pair = open_with_pair(paired)
+    response = client.get(reverse("transparency", args=[survey.slug]))
+    assert response.context["total_epsilon"] == pytest.approx(survey.total_epsilon) == 2.5
+    assert pair.text in response.content.decode()
