@@ -42,11 +42,15 @@ from scipy import special, stats
 
 __all__ = [
     "CONSISTENCY_METHODS",
+    "EMPIRICAL_BAYES_MIN_OPTIONS",
+    "EVEN_TEST_LEVEL",
     "FrequencyEstimate",
     "Interval",
     "SharePrior",
     "choose_consistency",
     "clip_and_renormalize",
+    "empirical_bayes_shares",
+    "evenness_p_value",
     "project_onto_simplex",
     "score_interval",
     "share_prior",
@@ -181,6 +185,47 @@ def share_prior(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, iterat
     return SharePrior(weights, joint / joint.sum(axis=1, keepdims=True), sd)
 
 
+def empirical_bayes_shares(unit_variances: np.ndarray, unbiased: np.ndarray, n: int) -> np.ndarray:
+    """Posterior means of the shares under their fitted distribution (:func:`share_prior`), on the simplex.
+
+    The estimator ``"eb"`` (:func:`ldp.estimators.empirical_bayes`) for one unbiased estimate:
+    E[theta_v | f_hat_v] under the nonparametric maximum-likelihood prior (Jiang and Zhang 2009,
+    ref. 6), made to sum to 1 by Norm-Sub.
+
+    >>> empirical_bayes_shares(np.full((4, 4), 0.25), np.array([0.3, 0.2, 0.3, 0.2]), 100).round(2).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    return project_onto_simplex(share_prior(unit_variances, unbiased, n).posterior_mean)
+
+
+#: :func:`evenness_p_value` above this: "auto" shrinks by empirical Bayes (``"eb"``).
+EVEN_TEST_LEVEL = 0.05
+#: ... given at least this many options: the fitted distribution of the shares pools the options'
+#: estimates, and two (one free share) leave nothing to pool; at k = 2 shrinking toward 1/2 cost
+#: 1.16-1.33 times the better adjustment on uneven answers with few reports (docs/experiments.md).
+EMPIRICAL_BAYES_MIN_OPTIONS = 5
+
+
+def evenness_p_value(unbiased: ArrayLike, n: int, even_precision: np.ndarray, degrees: int | None = None) -> float:
+    """p-value of the chi-square test that every share is 1/k, from the unbiased estimate.
+
+    T = n (f_hat - 1/k)^T P (f_hat - 1/k) with P the pseudo-inverse of n times the estimate's
+    covariance at evenly spread answers, so T is chi-square with as many degrees of freedom as
+    that covariance has rank (``degrees``; default k - 1, for estimates that always sum to 1;
+    k for the unary encodings, whose estimates do not) under evenly spread answers, for large n
+    (a Wald test). It sums the evidence of every option, so it tells spread-out but uneven answers
+    (Zipf) from even ones with far more power than asking whether 1/k lies inside every
+    simultaneous band.
+
+    >>> precision = np.linalg.pinv(np.array([[0.25, -0.25], [-0.25, 0.25]]))
+    >>> round(evenness_p_value([0.5, 0.5], 100, precision), 3), round(evenness_p_value([0.7, 0.3], 100, precision), 5)
+    (1.0, 6e-05)
+    """
+    d = np.asarray(unbiased, dtype=float) - 1.0 / np.size(unbiased)
+    statistic = float(n * d @ even_precision @ d)
+    return float(stats.chi2.sf(statistic, np.size(unbiased) - 1 if degrees is None else degrees))
+
+
 CONSISTENCY_ADJUSTMENTS: dict[str, Callable[[ArrayLike], np.ndarray]] = {
     "norm-sub": project_onto_simplex,
     "clip": clip_and_renormalize,
@@ -208,23 +253,27 @@ def choose_consistency(
 
         risk(g) = E max_v |g(f*)_v - f0_v|,   f* ~ N(f0, Sigma(f0)),
 
-    with Sigma the unbiased estimate's analytic covariance (``covariance(f)``) and the reference
-    answers f0 chosen as follows. If evenly spread answers (1/k each) lie inside ``region``,
-    normally the simultaneous 95 % bands (:func:`simultaneous_bands`), the data cannot tell the
-    answers from evenly spread ones and f0 = 1/k. Otherwise, given the fitted distribution of the
-    shares (``prior``, :func:`share_prior`), f0 has that distribution's spectrum in the order of
-    the estimate (:meth:`SharePrior.rank_matched`); without it, f0 is the midpoint of the two
-    candidates, (Norm-Sub(f_hat) + clip(f_hat)) / 2. What decides between the two is how large
-    the largest shares are next to how many small ones there are (clipping divides the largest
-    by the total of the positive noise; Norm-Sub piles the mass of many small shares onto the
-    few that noise lifts highest), and the midpoint gets that wrong at large k: on 64 Zipf(1.1)
-    answers it picked clipping where Norm-Sub errs 1.3 times less (issue 18); the rank-matched
-    deconvolved shares keep both the lone large shares and the mass of the tail.
-    (The midpoint alone also costs up to 8 % on evenly spread answers at small n and epsilon,
-    where Norm-Sub's answer is sparse by construction; the most even distribution inside the
-    bands, always, costs up to 93 % on concentrated answers: ``python -m ldp.experiments
-    adjustment``, docs/experiments.md.) ``reference`` overrides f0. Ties go to Norm-Sub. Without
-    ``rng`` the draws are seeded by the estimate itself, so the same tally always gets the same answer.
+    with Sigma the unbiased estimate's analytic covariance (``covariance(f)``), at several reference
+    answers f0 that the data leave plausible, and the adjustment whose worst ratio to the better
+    risk over them is smaller wins (minimax regret). The references: evenly spread answers (1/k
+    each) if they lie inside ``region``, normally the simultaneous 95 % bands
+    (:func:`simultaneous_bands`); given the fitted distribution of the shares (``prior``,
+    :func:`share_prior`), that distribution's spectrum in the order of the estimate
+    (:meth:`SharePrior.rank_matched`); and always the midpoint of the two candidates,
+    (Norm-Sub(f_hat) + clip(f_hat)) / 2. What decides between the two adjustments is how large the
+    largest shares are next to how many small ones there are (clipping divides the largest by the
+    total of the positive noise; Norm-Sub piles the mass of many small shares onto the few that
+    noise lifts highest). Each reference gets that wrong somewhere: the midpoint at large k (on 64
+    Zipf(1.1) answers it picked clipping where Norm-Sub errs 1.3 times less, issue 18); the
+    rank-matched deconvolved shares when one noisy estimate far out gets an atom of its own (at
+    k = 256 with evenly spread answers it then picked Norm-Sub on about 2 % of tallies, which erred
+    up to 14 times clipping's error); 1/k when the answers are concentrated. A wrong choice costs
+    little where the references disagree mildly and a lot where one of them finds the other
+    adjustment catastrophic, so minimax regret keeps the rank-matched reference's gain at large k
+    and avoids its rare disasters (``python -m ldp.experiments adjustment --large-k``,
+    docs/experiments.md). ``reference`` overrides the references with one f0. Ties go to
+    Norm-Sub. Without ``rng`` the draws are seeded by the estimate itself, so the same tally always
+    gets the same answer; every reference uses the same draws.
 
     >>> from ldp import make_mechanism
     >>> m = make_mechanism("krr", k=4, epsilon=1.0)
@@ -234,24 +283,31 @@ def choose_consistency(
     'clip'
     """
     u = np.asarray(unbiased, dtype=float)
-    if reference is None:
+    if reference is not None:
+        references = [np.asarray(reference, dtype=float)]
+    else:
         even = np.full(u.size, 1.0 / u.size)
+        references = []
         if region is not None and np.all(region.low <= even) and np.all(even <= region.high):
-            reference = even
-        elif prior is not None:
-            reference = prior.rank_matched(u)
-        else:
-            reference = (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
+            references.append(even)
+        if prior is not None:
+            references.append(prior.rank_matched(u))
+        references.append((project_onto_simplex(u) + clip_and_renormalize(u)) / 2)
     if rng is None:
         rng = np.random.default_rng(zlib.crc32(u.tobytes()))
-    eigenvalues, eigenvectors = np.linalg.eigh(covariance(reference))
-    root = eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))
-    samples = reference + rng.standard_normal((draws, u.size)) @ root.T
-    risks = {
-        name: float(np.mean(np.max(np.abs(adjust(samples) - reference), axis=1)))
-        for name, adjust in CONSISTENCY_ADJUSTMENTS.items()
-    }
-    return "clip" if risks["clip"] < risks["norm-sub"] else "norm-sub"
+    noise = rng.standard_normal((draws, u.size))  # the same draws at every reference
+    regret = dict.fromkeys(CONSISTENCY_ADJUSTMENTS, 0.0)
+    for f0 in references:
+        eigenvalues, eigenvectors = np.linalg.eigh(covariance(f0))
+        samples = f0 + noise @ (eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))).T
+        risks = {
+            name: float(np.mean(np.max(np.abs(adjust(samples) - f0), axis=1)))
+            for name, adjust in CONSISTENCY_ADJUSTMENTS.items()
+        }
+        best = min(risks.values())
+        for name, risk in risks.items():
+            regret[name] = max(regret[name], risk / best if best > 0 else 1.0)
+    return "clip" if regret["clip"] < regret["norm-sub"] else "norm-sub"
 
 
 SIMULTANEOUS_CORRECTIONS = ("sidak", "bonferroni")

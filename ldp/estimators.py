@@ -5,8 +5,10 @@
   report (k-RR; Hadamard response): there the tally is multinomial, counts ~ Mult(n, P f) with
   P[y, t] = P(report y | answer t), and EM iterates f <- f * P^T (counts / (P f)) / n.
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
-* ``"auto"``: Norm-Sub or clip-and-renormalize, chosen per tally by a parametric bootstrap of the
-  largest error (:func:`~ldp.estimates.choose_consistency`); the results pages' default.
+* ``"auto"``: the results pages' default, per tally: ``"eb"`` when a chi-square test does not
+  reject evenly spread answers (:func:`~ldp.estimates.evenness_p_value`), else Norm-Sub or
+  clip-and-renormalize, chosen by a parametric bootstrap of the largest error
+  (:func:`~ldp.estimates.choose_consistency`); :meth:`~ldp.mechanisms.Mechanism.automatic_consistency`.
 * :func:`~ldp.estimates.score_interval` (re-exported here): error bands for consistent estimates.
   Consistent estimates are biased near the simplex boundary, so "estimate +/- z SE" loses
   coverage there (so does a basic parametric bootstrap: 54-77 % for shares of 2.5-7.5 % at
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS, project_onto_simplex, score_interval, share_prior
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares, score_interval
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
 
 __all__ = [
@@ -42,8 +44,8 @@ __all__ = [
     "supports_likelihood",
 ]
 
-#: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself; "auto" picks Norm-Sub or
-#: clip per tally (:func:`~ldp.estimates.choose_consistency`).
+#: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself; "auto" picks "eb", Norm-Sub
+#: or clip per tally (:meth:`~ldp.mechanisms.Mechanism.automatic_consistency`).
 ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb")
 
 
@@ -64,8 +66,7 @@ def empirical_bayes(mechanism: Mechanism, unbiased: np.ndarray, n: int) -> np.nd
     [0.25, 0.25, 0.25, 0.25]
     """
     rows = np.atleast_2d(np.asarray(unbiased, dtype=float))
-    means = np.array([share_prior(mechanism.unit_variances, row, n).posterior_mean for row in rows])
-    result = project_onto_simplex(means)
+    result = np.array([empirical_bayes_shares(mechanism.unit_variances, row, n) for row in rows])
     return result if np.ndim(unbiased) == 2 else result[0]
 
 
@@ -125,7 +126,12 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
             result = empirical_bayes(mechanism, result, n)
         elif estimator == "auto":
             methods = [mechanism.automatic_consistency(row, n) for row in result]
-            result = np.array([CONSISTENCY_ADJUSTMENTS[m](row) for m, row in zip(methods, result, strict=True)])
+            result = np.array(
+                [
+                    empirical_bayes(mechanism, row, n) if m == "eb" else CONSISTENCY_ADJUSTMENTS[m](row)
+                    for m, row in zip(methods, result, strict=True)
+                ]
+            )
         elif estimator != "unbiased":
             result = CONSISTENCY_ADJUSTMENTS[estimator](result)
     return result if stacked else result[0]

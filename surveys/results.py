@@ -44,7 +44,7 @@ MIN_REPORTS = 10
 MEAN_PRECISION = 0.10
 
 #: Bump when the estimators change, so cached estimates from older code are not served.
-ESTIMATES_VERSION = 5
+ESTIMATES_VERSION = 6
 #: Cached estimates never go stale (their key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -186,7 +186,11 @@ class QuestionResult:
         return Interval(*estimate.confidence_interval(0.95))
 
 
-ADJUSTMENT_LABELS = {"norm-sub": _("Norm-Sub"), "clip": _("clipping and rescaling")}
+ADJUSTMENT_LABELS = {
+    "norm-sub": _("Norm-Sub"),
+    "clip": _("clipping and rescaling"),
+    "eb": _("empirical-Bayes shrinkage"),
+}
 
 #: What :func:`raw_counts` counts, per mechanism, as the results table's column heading.
 RAW_COUNT_LABELS = {

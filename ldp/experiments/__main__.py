@@ -53,6 +53,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     parser.add_argument("--large-k", action="store_true", help="adjustment: issue 18's grid, k from 2 to 256")
     parser.add_argument("--repetitions", type=int, help="override the experiment's repetitions")
+    parser.add_argument("--options", type=int, nargs="*", help="adjustment: only these k (numbers of options)")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     everything = [
@@ -80,7 +81,9 @@ def main() -> None:
         elif name == "simultaneous":
             print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
         elif name == "adjustment":
-            grid = adjustment.LARGE_K_GRID if args.large_k else None
+            grid = dict(adjustment.LARGE_K_GRID if args.large_k else {})
+            if args.options:
+                grid["options"] = tuple(args.options)
             out = args.out / "large-k" if args.large_k else args.out
             rows = adjustment.run(out, repetitions=args.repetitions or 200 // scale, grid=grid)
             print(adjustment.markdown(rows))

@@ -1,19 +1,19 @@
-"""Which consistency adjustment errs less, and how close the "auto" rule gets (issue 7).
+"""Which consistent estimate errs less, and how close the "auto" rule gets (issues 7 and 18).
 
 For k-RR and subset selection, k in {5, 20}, n in {500, 1000, 5000}, epsilon in {0.1, 0.5, 1, 2}
 (or issue 18's grid, :data:`LARGE_K_GRID`: subset selection, k from 2 to 256) and nine answer
-distributions, R seeded tallies from the mechanisms' exact samplers are estimated
-with clip-and-renormalize, Norm-Sub, and three rules that choose between them per tally
-(:func:`ldp.estimates.choose_consistency`) and differ only in the reference distribution the
-bootstrap is run at:
+distributions, R seeded tallies from the mechanisms' exact samplers are estimated with
+clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
 
-* ``auto``: Murmur's rule: evenly spread answers if they lie inside the simultaneous 95 % score
-  bands, else the fitted share distribution rank-matched to the estimate
-  (:meth:`ldp.estimates.SharePrior.rank_matched`);
-* ``auto before issue 18``: evenly spread answers if inside the bands, else the midpoint of the
-  Norm-Sub and clipped estimates;
-* ``auto, most even``: always the most even distribution inside the simultaneous bands;
-* ``auto, midpoint``: always the midpoint.
+* ``auto``: Murmur's default (:meth:`ldp.mechanisms.Mechanism.automatic_consistency`): ``"eb"``
+  when k >= 5 and the chi-square test does not reject evenly spread answers at 5 %, else the
+  next rule;
+* ``auto's Norm-Sub or clip``: :func:`ldp.estimates.choose_consistency`, minimax regret over the
+  reference answers 1/k (if inside the simultaneous 95 % score bands), the fitted share
+  distribution rank-matched to the estimate, and the midpoint of the two adjustments;
+* ``rank-matched (before)``: 1/k if inside the bands, else the rank-matched shares alone (the
+  rule before minimax regret);
+* ``midpoint (before issue 18)``: 1/k if inside the bands, else the midpoint alone.
 
 Metric: mean over repetitions of the largest absolute error over the options, and each rule's
 ratio to the better of the two adjustments in that cell (1 = as good as knowing which is better).
@@ -30,9 +30,13 @@ import numpy as np
 
 from ldp.estimates import (
     CONSISTENCY_ADJUSTMENTS,
+    EMPIRICAL_BAYES_MIN_OPTIONS,
+    EVEN_TEST_LEVEL,
     Interval,
+    SharePrior,
     choose_consistency,
     clip_and_renormalize,
+    evenness_p_value,
     project_onto_simplex,
     share_prior,
     simultaneous_bands,
@@ -85,41 +89,27 @@ LARGE_K_GRID = {
     "epsilons": (0.5, 2.0),
 }
 
-#: Each rule's reference answers f0, from the tally's unbiased estimate and simultaneous bands
-#: (None: choose_consistency's own rule), and whether the rule is given the fitted share prior.
-Reference = Callable[[np.ndarray, Interval], np.ndarray | None]
-RULES: dict[str, tuple[Reference, bool]] = {
-    "auto": (lambda u, region: None, True),
-    "auto before issue 18": (lambda u, region: None, False),
-    "auto, most even": (lambda u, region: most_even_within(region), False),
-    "auto, midpoint": (lambda u, region: (project_onto_simplex(u) + clip_and_renormalize(u)) / 2, False),
+#: The rules that choose between Norm-Sub and clipping per tally: each gives choose_consistency's
+#: arguments beyond the estimate and covariance (the tally's bands and fitted share distribution).
+Chooser = Callable[[np.ndarray, Interval, SharePrior], dict]
+
+
+def _inside(u: np.ndarray, region: Interval) -> bool:
+    even = np.full(u.size, 1.0 / u.size)
+    return bool(np.all(region.low <= even) and np.all(even <= region.high))
+
+
+CHOOSERS: dict[str, Chooser] = {
+    "auto's Norm-Sub or clip": lambda u, region, prior: {"region": region, "prior": prior},
+    "rank-matched (before)": lambda u, region, prior: {
+        "reference": np.full(u.size, 1.0 / u.size) if _inside(u, region) else prior.rank_matched(u)
+    },
+    "midpoint (before issue 18)": lambda u, region, prior: {
+        "reference": np.full(u.size, 1.0 / u.size)
+        if _inside(u, region)
+        else (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
+    },
 }
-
-
-def most_even_within(bands: Interval) -> np.ndarray | None:
-    """The distribution closest to uniform (Euclidean) with every share inside its band, or None.
-
-    Minimizing sum (f_v - 1/k)^2 subject to low <= f <= high and sum f = 1 gives
-    f_v = min(max(1/k + mu, low_v), high_v) for the one mu that makes the shares sum to 1
-    (the sum is continuous and non-decreasing in mu); found by bisection.
-
-    >>> most_even_within(Interval(np.array([0.5, 0.0, 0.0]), np.array([0.9, 0.4, 0.1]))).round(6).tolist()
-    [0.5, 0.4, 0.1]
-    >>> most_even_within(Interval(np.array([0.6, 0.6]), np.array([0.9, 0.9]))) is None
-    True
-    """
-    low, high = np.asarray(bands.low, dtype=float), np.asarray(bands.high, dtype=float)
-    if low.sum() > 1 + 1e-12 or high.sum() < 1 - 1e-12:
-        return None
-    k = low.size
-    below, above = -1.0, 1.0  # 1/k + mu then lies below every low and above every high
-    for _ in range(100):
-        mu = (below + above) / 2
-        if np.clip(1 / k + mu, low, high).sum() < 1:
-            below = mu
-        else:
-            above = mu
-    return np.clip(1 / k + (below + above) / 2, low, high)
 
 
 @dataclass(frozen=True)
@@ -131,10 +121,16 @@ class Row:
     answers: str
     clip: float
     norm_sub: float
+    eb: float
     auto: float
-    auto_before: float
-    auto_most_even: float
-    auto_midpoint: float
+    auto_chooser: float
+    rank_matched: float
+    midpoint: float
+    eb_share: float
+    """Share of the tallies on which auto used empirical Bayes."""
+    auto_se: float
+    """Standard error of auto's ratio to the better adjustment (paired per tally)."""
+    auto_chooser_se: float
 
 
 def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions: int, rng: np.random.Generator) -> Row:
@@ -143,26 +139,39 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     truth = counts / n
     tallies = mechanism.sample_tallies(counts, repetitions, rng=rng)
     unbiased = estimate_proportions(mechanism, tallies, n, "unbiased")
-    errors = {
-        method: np.abs(adjust(unbiased) - truth).max(axis=1) for method, adjust in CONSISTENCY_ADJUSTMENTS.items()
-    }
+    estimates = {method: adjust(unbiased) for method, adjust in CONSISTENCY_ADJUSTMENTS.items()}
     regions = [
         simultaneous_bands(mechanism.unit_variances, u, n, correction="bonferroni", interval="score") for u in unbiased
     ]
     priors = [share_prior(mechanism.unit_variances, u, n) for u in unbiased]
-    chosen = {}
-    for rule, (reference, with_prior) in RULES.items():
-        picks = [
-            choose_consistency(
-                u,
-                lambda f: mechanism.covariance(f, n),
-                region,
-                prior=prior if with_prior else None,
-                reference=reference(u, region),
-            )
+    # empirical_bayes_shares(u) is this, from the same fitted prior.
+    estimates["eb"] = np.array([project_onto_simplex(prior.posterior_mean) for prior in priors])
+    errors = {method: np.abs(values - truth).max(axis=1) for method, values in estimates.items()}
+
+    def covariance(f: np.ndarray) -> np.ndarray:
+        return mechanism.covariance(f, n)
+
+    chosen = {
+        rule: [
+            choose_consistency(u, covariance, **arguments(u, region, prior))
             for u, region, prior in zip(unbiased, regions, priors, strict=True)
         ]
-        chosen[rule] = np.mean([errors[p][i] for i, p in enumerate(picks)])
+        for rule, arguments in CHOOSERS.items()
+    }
+    # What Mechanism.automatic_consistency returns, from the same bands and prior.
+    shrink = [
+        k >= EMPIRICAL_BAYES_MIN_OPTIONS and evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL
+        for u in unbiased
+    ]
+    chosen["auto"] = ["eb" if s else m for s, m in zip(shrink, chosen["auto's Norm-Sub or clip"], strict=True)]
+    per_tally = {rule: np.array([errors[m][i] for i, m in enumerate(picks)]) for rule, picks in chosen.items()}
+    mean = {rule: float(values.mean()) for rule, values in per_tally.items()}
+    better = errors["clip"] if errors["clip"].mean() < errors["norm-sub"].mean() else errors["norm-sub"]
+
+    def ratio_se(rule: str) -> float:
+        difference = per_tally[rule] - better
+        return float(difference.std(ddof=1) / np.sqrt(difference.size) / better.mean())
+
     return Row(
         name,
         k,
@@ -171,11 +180,27 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         answers,
         float(errors["clip"].mean()),
         float(errors["norm-sub"].mean()),
-        float(chosen["auto"]),
-        float(chosen["auto before issue 18"]),
-        float(chosen["auto, most even"]),
-        float(chosen["auto, midpoint"]),
+        float(errors["eb"].mean()),
+        mean["auto"],
+        mean["auto's Norm-Sub or clip"],
+        mean["rank-matched (before)"],
+        mean["midpoint (before issue 18)"],
+        float(np.mean(shrink)),
+        ratio_se("auto"),
+        ratio_se("auto's Norm-Sub or clip"),
     )
+
+
+#: Columns of the summary: a label and the Row field it divides by the better adjustment.
+COLUMNS = (
+    ("clip", "clip"),
+    ("Norm-Sub", "norm_sub"),
+    ("eb", "eb"),
+    ("auto", "auto"),
+    ("auto's Norm-Sub or clip", "auto_chooser"),
+    ("rank-matched (before)", "rank_matched"),
+    ("midpoint (before issue 18)", "midpoint"),
+)
 
 
 def summary(rows: list[Row]) -> list[tuple[str, int, dict[str, tuple[float, float]]]]:
@@ -186,31 +211,37 @@ def summary(rows: list[Row]) -> list[tuple[str, int, dict[str, tuple[float, floa
     for answers, group in groups.items():
         if not group:
             continue
-        ratios = {
-            rule: [getattr(r, field) / min(r.clip, r.norm_sub) for r in group]
-            for rule, field in (
-                ("clip", "clip"),
-                ("Norm-Sub", "norm_sub"),
-                ("auto", "auto"),
-                ("auto before issue 18", "auto_before"),
-                ("auto, most even", "auto_most_even"),
-                ("auto, midpoint", "auto_midpoint"),
-            )
-        }
+        ratios = {label: [getattr(r, field) / min(r.clip, r.norm_sub) for r in group] for label, field in COLUMNS}
         result.append((answers, len(group), {rule: (statistics.mean(v), max(v)) for rule, v in ratios.items()}))
     return result
 
 
+def clearly_worse(rows: list[Row], field: str) -> int:
+    """Cells where a rule errs more than 1.05 times the better adjustment, by more than 2 standard errors."""
+    count = 0
+    for r in rows:
+        ratio, se = getattr(r, field) / min(r.clip, r.norm_sub), getattr(r, f"{field}_se")
+        count += ratio > 1.05 and ratio - 2 * se > 1
+    return count
+
+
 def markdown(rows: list[Row]) -> str:
-    """The summary as a Markdown table (docs/experiments.md)."""
+    """The summary as a Markdown table (docs/experiments.md), with the cells where auto and its
+    Norm-Sub-or-clip step are clearly worse than the better adjustment (> 1.05, beyond 2 paired SE)."""
     table = summary(rows)
     rules = list(table[0][2])
     lines = [
-        "| answers | cells | " + " | ".join(f"{rule}: mean / worst" for rule in rules) + " |",
-        "|---|---:|" + "---:|" * len(rules),
+        "| answers | cells | "
+        + " | ".join(f"{rule}: mean / worst" for rule in rules)
+        + " | clearly worse: auto / its Norm-Sub or clip |",
+        "|---|---:|" + "---:|" * (len(rules) + 1),
     ]
     for answers, cells, ratios in table:
-        lines.append(f"| {answers} | {cells} | " + " | ".join(f"{m:.3f} / {w:.2f}" for m, w in ratios.values()) + " |")
+        group = rows if answers == "all" else [r for r in rows if r.answers == answers]
+        worse = f"{clearly_worse(group, 'auto')} / {clearly_worse(group, 'auto_chooser')}"
+        lines.append(
+            f"| {answers} | {cells} | " + " | ".join(f"{m:.3f} / {w:.2f}" for m, w in ratios.values()) + f" | {worse} |"
+        )
     return "\n".join(lines)
 
 

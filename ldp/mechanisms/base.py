@@ -19,7 +19,7 @@ and its per-report covariance ``report_covariance``; estimation is shared.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -27,9 +27,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.estimates import (
+    EMPIRICAL_BAYES_MIN_OPTIONS,
+    EVEN_TEST_LEVEL,
     FrequencyEstimate,
     Interval,
     choose_consistency,
+    empirical_bayes_shares,
+    evenness_p_value,
     project_onto_simplex,
     share_prior,
     simultaneous_bands,
@@ -367,9 +371,10 @@ class Mechanism(ABC):
     def consistent_estimate(self, tally: Tally, method: str = "norm-sub") -> FrequencyEstimate:
         """The estimate made consistent, with 95 % bands (unified intervals on [0, 1]).
 
-        ``method`` is ``"norm-sub"`` (the default), ``"clip"``, or ``"auto"``: whichever of the two
-        :func:`~ldp.estimates.choose_consistency` expects to err less on this tally. The returned
-        estimate's ``method`` names the adjustment applied. See
+        ``method`` is ``"norm-sub"`` (the default), ``"clip"``, ``"eb"`` (empirical-Bayes posterior
+        means, :func:`~ldp.estimates.empirical_bayes_shares`) or ``"auto"``: the one of these that
+        :meth:`automatic_consistency` picks for this tally. The returned estimate's ``method`` names
+        the estimator applied; the bands depend on the unbiased estimate only, whichever it is. See
         :func:`ldp.estimates.unified_interval` for how the bands are made: Feldman and Cousins'
         ordering, so that an estimate far outside [0, 1] still gets a band of positive width.
         """
@@ -377,18 +382,36 @@ class Mechanism(ABC):
         bands = unified_interval(self.unit_variances, unbiased.proportions, tally.n)
         if method == "auto":
             method = self.automatic_consistency(unbiased.proportions, tally.n)
+        if method == "eb":
+            shares = empirical_bayes_shares(self.unit_variances, unbiased.proportions, tally.n)
+            return replace(unbiased, proportions=shares, method="eb", unbiased=unbiased.proportions, bands=bands)
         return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
 
     def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
-        """The adjustment "auto" applies to this unbiased estimate from n reports.
+        """The estimator "auto" applies to this unbiased estimate from n reports.
 
-        :func:`~ldp.estimates.choose_consistency` with this mechanism's covariance, the
-        estimate's simultaneous 95 % bands and the fitted distribution of its shares
-        (:func:`~ldp.estimates.share_prior`).
+        ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.estimates.empirical_bayes_shares`)
+        when there are at least :data:`~ldp.estimates.EMPIRICAL_BAYES_MIN_OPTIONS` options and the
+        chi-square test of evenly spread answers does not reject them at
+        :data:`~ldp.estimates.EVEN_TEST_LEVEL` (:func:`~ldp.estimates.evenness_p_value`): then the
+        shares are alike as far as the reports can tell, and shrinking them toward their fitted
+        distribution halves the largest error where reports are few (docs/experiments.md).
+        Otherwise Norm-Sub or clipping, by :func:`~ldp.estimates.choose_consistency` with this
+        mechanism's covariance, the estimate's simultaneous 95 % bands and the fitted distribution
+        of its shares (:func:`~ldp.estimates.share_prior`).
         """
+        if self.k >= EMPIRICAL_BAYES_MIN_OPTIONS and evenness_p_value(unbiased, n, *self.even_test) > EVEN_TEST_LEVEL:
+            return "eb"
         region = simultaneous_bands(self.unit_variances, unbiased, n, correction="bonferroni", interval="score")
         prior = share_prior(self.unit_variances, unbiased, n)
         return choose_consistency(unbiased, lambda f: self.covariance(f, n), region, prior=prior)
+
+    @cached_property
+    def even_test(self) -> tuple[np.ndarray, int]:
+        """(P, r): the pseudo-inverse and rank of the covariance of the estimate from one report
+        under evenly spread answers, for :func:`~ldp.estimates.evenness_p_value`."""
+        covariance = self.covariance(np.full(self.k, 1.0 / self.k), 1)
+        return np.linalg.pinv(covariance, hermitian=True), int(np.linalg.matrix_rank(covariance, hermitian=True))
 
     def simultaneous_bands(self, tally: Tally, level: float = 0.95) -> Interval:
         """Bands that hold for all k options at once with probability >= level.

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import Report
-from surveys.results import MIN_REPORTS, SurveyState
+from surveys.results import ADJUSTMENT_LABELS, MIN_REPORTS, SurveyState
 from tests.base import make_question, make_reports, make_survey, stored_tally
 
 SHARES = [0.5, 0.3, 0.2]
@@ -76,7 +76,9 @@ def test_displayed_estimates_and_intervals_are_ldps(organizer_client, survey, ki
         assert "<svg" in card
         assert "<span data-n>600</span>" in card
         if kind == "consistent":
-            label = {"norm-sub": "Norm-Sub", "clip": "clipping and rescaling"}[consistent.method]
+            label = {"norm-sub": "Norm-Sub", "clip": "clipping and rescaling", "eb": "empirical-Bayes shrinkage"}[
+                consistent.method
+            ]
             assert f"<span data-adjustment>adjusted by {label} (chosen automatically)</span>" in card
         else:
             assert "data-adjustment" not in card
@@ -324,3 +326,7 @@ def test_exports_and_pages_agree_on_every_estimate_flag_and_band(organizer_clien
         assert shown == [f"{100 * r[kind]:.1f}" for r in exported]
         assert intervals == [(f"{100 * r[f'{kind}_low']:.1f}", f"{100 * r[f'{kind}_high']:.1f}") for r in exported]
         assert {r[f"{kind}_band"] for r in exported} == {"normal" if kind == "unbiased" else "unified"}
+        [method] = {r["consistent_method"] for r in exported}  # the estimator "auto" chose for the tally
+        if kind == "consistent":
+            label = str(ADJUSTMENT_LABELS[method])
+            assert f"<span data-adjustment>adjusted by {label} (chosen automatically)</span>" in card
