@@ -15,8 +15,10 @@ Grids: seed 004's (k = 5, uniform answers), k = 20 and k = 64 with Zipf(1.1) ans
 absolute error over the options, with its standard error. One data set per (grid, n), shared.
 
 "Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
-for (k, epsilon, n) and the "auto" estimator (ldp.estimates.choose_consistency). "Murmur EB" is the
-same mechanism with the empirical-Bayes estimator (ldp.estimators.empirical_bayes).
+for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
+a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
+ldp.estimates.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
+estimator on every tally (ldp.estimators.empirical_bayes).
 
 The best of 13 peers, each measured with noise, is biased low if it is both chosen and scored on
 the same repetitions (the winner's curse). So each peer's repetitions are split in two halves: the
