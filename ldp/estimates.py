@@ -42,7 +42,7 @@ from scipy import special, stats
 
 __all__ = [
     "CONSISTENCY_METHODS",
-    "EMPIRICAL_BAYES_MIN_OPTIONS",
+    "EMPIRICAL_BAYES_OPTIONS",
     "EVEN_TEST_LEVEL",
     "FrequencyEstimate",
     "Interval",
@@ -200,10 +200,12 @@ def empirical_bayes_shares(unit_variances: np.ndarray, unbiased: np.ndarray, n: 
 
 #: :func:`evenness_p_value` above this: "auto" shrinks by empirical Bayes (``"eb"``).
 EVEN_TEST_LEVEL = 0.05
-#: ... given at least this many options: the fitted distribution of the shares pools the options'
-#: estimates, and two (one free share) leave nothing to pool; at k = 2 shrinking toward 1/2 cost
-#: 1.16-1.33 times the better adjustment on uneven answers with few reports (docs/experiments.md).
-EMPIRICAL_BAYES_MIN_OPTIONS = 5
+#: ... given this many options (the grid where it was validated, docs/experiments.md): the fitted
+#: distribution of the shares pools the options' estimates, and two (one free share) leave nothing
+#: to pool (at k = 2 shrinking toward 1/2 cost 1.16-1.33 times the better adjustment on uneven
+#: answers with few reports); at k = 256 the fitted distribution gives far estimates atoms of
+#: their own and their posterior means stay far (1.5 times clipping's error on evenly spread answers).
+EMPIRICAL_BAYES_OPTIONS = range(5, 65)
 
 
 def evenness_p_value(unbiased: ArrayLike, n: int, even_precision: np.ndarray, degrees: int | None = None) -> float:
@@ -239,6 +241,7 @@ def choose_consistency(
     *,
     prior: SharePrior | None = None,
     reference: np.ndarray | None = None,
+    even: bool = False,
     draws: int = 400,
     rng: np.random.Generator | None = None,
 ) -> ConsistencyMethod:
@@ -257,8 +260,10 @@ def choose_consistency(
     answers f0 that the data leave plausible, and the adjustment whose worst ratio to the better
     risk over them is smaller wins (minimax regret). The references: evenly spread answers (1/k
     each) if they lie inside ``region``, normally the simultaneous 95 % bands
-    (:func:`simultaneous_bands`); given the fitted distribution of the shares (``prior``,
-    :func:`share_prior`), that distribution's spectrum in the order of the estimate
+    (:func:`simultaneous_bands`), or if the caller found them plausible otherwise (``even``: the
+    chi-square test of :func:`evenness_p_value` does not reject them); given the fitted
+    distribution of the shares (``prior``, :func:`share_prior`), that distribution's spectrum in
+    the order of the estimate
     (:meth:`SharePrior.rank_matched`); and always the midpoint of the two candidates,
     (Norm-Sub(f_hat) + clip(f_hat)) / 2. What decides between the two adjustments is how large the
     largest shares are next to how many small ones there are (clipping divides the largest by the
@@ -283,12 +288,13 @@ def choose_consistency(
     'clip'
     """
     u = np.asarray(unbiased, dtype=float)
+    plausible_even = even
     if reference is not None:
         references = [np.asarray(reference, dtype=float)]
     else:
         even = np.full(u.size, 1.0 / u.size)
         references = []
-        if region is not None and np.all(region.low <= even) and np.all(even <= region.high):
+        if plausible_even or (region is not None and np.all(region.low <= even) and np.all(even <= region.high)):
             references.append(even)
         if prior is not None:
             references.append(prior.rank_matched(u))

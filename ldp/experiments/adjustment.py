@@ -6,11 +6,12 @@ distributions, R seeded tallies from the mechanisms' exact samplers are estimate
 clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
 
 * ``auto``: Murmur's default (:meth:`ldp.mechanisms.Mechanism.automatic_consistency`): ``"eb"``
-  when k >= 5 and the chi-square test does not reject evenly spread answers at 5 %, else the
-  next rule;
+  when 5 <= k <= 64 and the chi-square test does not reject evenly spread answers at 5 %, else
+  the next rule;
 * ``auto's Norm-Sub or clip``: :func:`ldp.estimates.choose_consistency`, minimax regret over the
-  reference answers 1/k (if inside the simultaneous 95 % score bands), the fitted share
-  distribution rank-matched to the estimate, and the midpoint of the two adjustments;
+  reference answers 1/k (if inside the simultaneous 95 % score bands or not rejected by the
+  chi-square test), the fitted share distribution rank-matched to the estimate, and the midpoint
+  of the two adjustments;
 * ``rank-matched (before)``: 1/k if inside the bands, else the rank-matched shares alone (the
   rule before minimax regret);
 * ``midpoint (before issue 18)``: 1/k if inside the bands, else the midpoint alone.
@@ -30,7 +31,7 @@ import numpy as np
 
 from ldp.estimates import (
     CONSISTENCY_ADJUSTMENTS,
-    EMPIRICAL_BAYES_MIN_OPTIONS,
+    EMPIRICAL_BAYES_OPTIONS,
     EVEN_TEST_LEVEL,
     Interval,
     SharePrior,
@@ -91,7 +92,7 @@ LARGE_K_GRID = {
 
 #: The rules that choose between Norm-Sub and clipping per tally: each gives choose_consistency's
 #: arguments beyond the estimate and covariance (the tally's bands and fitted share distribution).
-Chooser = Callable[[np.ndarray, Interval, SharePrior], dict]
+Chooser = Callable[[np.ndarray, Interval, SharePrior, bool], dict]
 
 
 def _inside(u: np.ndarray, region: Interval) -> bool:
@@ -100,11 +101,11 @@ def _inside(u: np.ndarray, region: Interval) -> bool:
 
 
 CHOOSERS: dict[str, Chooser] = {
-    "auto's Norm-Sub or clip": lambda u, region, prior: {"region": region, "prior": prior},
-    "rank-matched (before)": lambda u, region, prior: {
+    "auto's Norm-Sub or clip": lambda u, region, prior, even: {"region": region, "prior": prior, "even": even},
+    "rank-matched (before)": lambda u, region, prior, even: {
         "reference": np.full(u.size, 1.0 / u.size) if _inside(u, region) else prior.rank_matched(u)
     },
-    "midpoint (before issue 18)": lambda u, region, prior: {
+    "midpoint (before issue 18)": lambda u, region, prior, even: {
         "reference": np.full(u.size, 1.0 / u.size)
         if _inside(u, region)
         else (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
@@ -151,18 +152,16 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
     def covariance(f: np.ndarray) -> np.ndarray:
         return mechanism.covariance(f, n)
 
+    # What Mechanism.automatic_consistency does, from the same bands and prior.
+    evens = [evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL for u in unbiased]
+    shrink = [even and k in EMPIRICAL_BAYES_OPTIONS for even in evens]
     chosen = {
         rule: [
-            choose_consistency(u, covariance, **arguments(u, region, prior))
-            for u, region, prior in zip(unbiased, regions, priors, strict=True)
+            choose_consistency(u, covariance, **arguments(u, region, prior, even))
+            for u, region, prior, even in zip(unbiased, regions, priors, evens, strict=True)
         ]
         for rule, arguments in CHOOSERS.items()
     }
-    # What Mechanism.automatic_consistency returns, from the same bands and prior.
-    shrink = [
-        k >= EMPIRICAL_BAYES_MIN_OPTIONS and evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL
-        for u in unbiased
-    ]
     chosen["auto"] = ["eb" if s else m for s, m in zip(shrink, chosen["auto's Norm-Sub or clip"], strict=True)]
     per_tally = {rule: np.array([errors[m][i] for i, m in enumerate(picks)]) for rule, picks in chosen.items()}
     mean = {rule: float(values.mean()) for rule, values in per_tally.items()}

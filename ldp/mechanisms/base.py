@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.estimates import (
-    EMPIRICAL_BAYES_MIN_OPTIONS,
+    EMPIRICAL_BAYES_OPTIONS,
     EVEN_TEST_LEVEL,
     FrequencyEstimate,
     Interval,
@@ -391,20 +391,33 @@ class Mechanism(ABC):
         """The estimator "auto" applies to this unbiased estimate from n reports.
 
         ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.estimates.empirical_bayes_shares`)
-        when there are at least :data:`~ldp.estimates.EMPIRICAL_BAYES_MIN_OPTIONS` options and the
-        chi-square test of evenly spread answers does not reject them at
+        when k is in :data:`~ldp.estimates.EMPIRICAL_BAYES_OPTIONS` (5 to 64) and the chi-square
+        test of evenly spread answers does not reject them at
         :data:`~ldp.estimates.EVEN_TEST_LEVEL` (:func:`~ldp.estimates.evenness_p_value`): then the
         shares are alike as far as the reports can tell, and shrinking them toward their fitted
         distribution halves the largest error where reports are few (docs/experiments.md).
-        Otherwise Norm-Sub or clipping, by :func:`~ldp.estimates.choose_consistency` with this
-        mechanism's covariance, the estimate's simultaneous 95 % bands and the fitted distribution
-        of its shares (:func:`~ldp.estimates.share_prior`).
+        Otherwise Norm-Sub or clipping (:meth:`automatic_adjustment`), by
+        :func:`~ldp.estimates.choose_consistency` with this
+        mechanism's covariance, the estimate's simultaneous 95 % bands, the fitted distribution
+        of its shares (:func:`~ldp.estimates.share_prior`), and 1/k as a reference whenever the
+        test does not reject it (one far estimate can put 1/k outside the bands at large k).
         """
-        if self.k >= EMPIRICAL_BAYES_MIN_OPTIONS and evenness_p_value(unbiased, n, *self.even_test) > EVEN_TEST_LEVEL:
+        even = evenness_p_value(unbiased, n, *self.even_test) > EVEN_TEST_LEVEL
+        if even and self.k in EMPIRICAL_BAYES_OPTIONS:
             return "eb"
+        return self.automatic_adjustment(unbiased, n, even=even)
+
+    def automatic_adjustment(self, unbiased: np.ndarray, n: int, *, even: bool | None = None) -> str:
+        """Norm-Sub or clipping for this unbiased estimate: "auto"'s choice when it does not shrink.
+
+        ``even``: whether the chi-square test leaves evenly spread answers plausible (computed when
+        not given).
+        """
+        if even is None:
+            even = evenness_p_value(unbiased, n, *self.even_test) > EVEN_TEST_LEVEL
         region = simultaneous_bands(self.unit_variances, unbiased, n, correction="bonferroni", interval="score")
         prior = share_prior(self.unit_variances, unbiased, n)
-        return choose_consistency(unbiased, lambda f: self.covariance(f, n), region, prior=prior)
+        return choose_consistency(unbiased, lambda f: self.covariance(f, n), region, prior=prior, even=even)
 
     @cached_property
     def even_test(self) -> tuple[np.ndarray, int]:

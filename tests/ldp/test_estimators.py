@@ -7,6 +7,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ldp import Tally, make_mechanism
+from ldp.estimates import CONSISTENCY_ADJUSTMENTS
 from ldp.estimators import estimate_proportions, maximum_likelihood, supports_likelihood
 
 
@@ -115,11 +116,14 @@ def test_the_auto_choice_is_reproducible_and_needs_no_seed():
     ],
 )
 def test_auto_gets_nine_tenths_of_the_way_to_the_better_adjustment(name, k, n, epsilon, answers, better):
-    """Mean largest error over 400 seeded tallies: auto's excess over the better adjustment is at
-    most a tenth of the gap between the two, within 3 standard errors of the paired differences.
+    """Mean largest error over 400 seeded tallies: the adjustment auto chooses when it does not
+    shrink (Mechanism.automatic_adjustment) errs more than the better adjustment by at most a
+    tenth of the gap between the two, within 3 standard errors of the paired differences.
 
     (With few options and one dominant answer the gap is small and auto often stays with
-    clipping; docs/benchmarks.md reports those cases.)
+    clipping; docs/benchmarks.md reports those cases. Auto itself shrinks by empirical Bayes where
+    the reports cannot tell the answers from evenly spread ones, which costs on the Zipf cases:
+    test_consistency_choice.py bounds that cost.)
     """
     shares = {
         "uniform": np.full(k, 1 / k),
@@ -131,8 +135,11 @@ def test_auto_gets_nine_tenths_of_the_way_to_the_better_adjustment(name, k, n, e
     tallies = mechanism.sample_tallies(counts, 400, rng=20261122)
     errors = {
         estimator: np.abs(estimate_proportions(mechanism, tallies, n, estimator) - counts / n).max(axis=1)
-        for estimator in ("clip", "norm-sub", "auto")
+        for estimator in ("clip", "norm-sub")
     }
+    unbiased = estimate_proportions(mechanism, tallies, n, "unbiased")
+    chosen = [CONSISTENCY_ADJUSTMENTS[mechanism.automatic_adjustment(u, n)](u) for u in unbiased]
+    errors["auto"] = np.abs(np.array(chosen) - counts / n).max(axis=1)
     worse = "clip" if better == "norm-sub" else "norm-sub"
     gap = errors[worse] - errors[better]
     assert gap.mean() > 3 * gap.std(ddof=1) / np.sqrt(gap.size)  # the choice matters here
