@@ -16,7 +16,7 @@ absolute error over the options, with its standard error. One data set per (grid
 
 "Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
 for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
-a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
+5 <= k <= 64 and a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
 ldp.estimates.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes).
 

@@ -241,7 +241,6 @@ def choose_consistency(
     *,
     prior: SharePrior | None = None,
     reference: np.ndarray | None = None,
-    even: bool = False,
     draws: int = 400,
     rng: np.random.Generator | None = None,
 ) -> ConsistencyMethod:
@@ -260,10 +259,8 @@ def choose_consistency(
     answers f0 that the data leave plausible, and the adjustment whose worst ratio to the better
     risk over them is smaller wins (minimax regret). The references: evenly spread answers (1/k
     each) if they lie inside ``region``, normally the simultaneous 95 % bands
-    (:func:`simultaneous_bands`), or if the caller found them plausible otherwise (``even``: the
-    chi-square test of :func:`evenness_p_value` does not reject them); given the fitted
-    distribution of the shares (``prior``, :func:`share_prior`), that distribution's spectrum in
-    the order of the estimate
+    (:func:`simultaneous_bands`); given the fitted distribution of the shares (``prior``,
+    :func:`share_prior`), that distribution's spectrum in the order of the estimate
     (:meth:`SharePrior.rank_matched`); and always the midpoint of the two candidates,
     (Norm-Sub(f_hat) + clip(f_hat)) / 2. What decides between the two adjustments is how large the
     largest shares are next to how many small ones there are (clipping divides the largest by the
@@ -288,13 +285,12 @@ def choose_consistency(
     'clip'
     """
     u = np.asarray(unbiased, dtype=float)
-    plausible_even = even
     if reference is not None:
         references = [np.asarray(reference, dtype=float)]
     else:
         even = np.full(u.size, 1.0 / u.size)
         references = []
-        if plausible_even or (region is not None and np.all(region.low <= even) and np.all(even <= region.high)):
+        if region is not None and np.all(region.low <= even) and np.all(even <= region.high):
             references.append(even)
         if prior is not None:
             references.append(prior.rank_matched(u))

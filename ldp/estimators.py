@@ -5,8 +5,8 @@
   report (k-RR; Hadamard response): there the tally is multinomial, counts ~ Mult(n, P f) with
   P[y, t] = P(report y | answer t), and EM iterates f <- f * P^T (counts / (P f)) / n.
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
-* ``"auto"``: the results pages' default, per tally: ``"eb"`` when a chi-square test does not
-  reject evenly spread answers (:func:`~ldp.estimates.evenness_p_value`), else Norm-Sub or
+* ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
+  test does not reject evenly spread answers (:func:`~ldp.estimates.evenness_p_value`), else Norm-Sub or
   clip-and-renormalize, chosen by a parametric bootstrap of the largest error
   (:func:`~ldp.estimates.choose_consistency`); :meth:`~ldp.mechanisms.Mechanism.automatic_consistency`.
 * :func:`~ldp.estimates.score_interval` (re-exported here): error bands for consistent estimates.

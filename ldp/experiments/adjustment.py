@@ -9,9 +9,8 @@ clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
   when 5 <= k <= 64 and the chi-square test does not reject evenly spread answers at 5 %, else
   the next rule;
 * ``auto's Norm-Sub or clip``: :func:`ldp.estimates.choose_consistency`, minimax regret over the
-  reference answers 1/k (if inside the simultaneous 95 % score bands or not rejected by the
-  chi-square test), the fitted share distribution rank-matched to the estimate, and the midpoint
-  of the two adjustments;
+  reference answers 1/k (if inside the simultaneous 95 % score bands), the fitted share
+  distribution rank-matched to the estimate, and the midpoint of the two adjustments;
 * ``rank-matched (before)``: 1/k if inside the bands, else the rank-matched shares alone (the
   rule before minimax regret);
 * ``midpoint (before issue 18)``: 1/k if inside the bands, else the midpoint alone.
@@ -92,7 +91,7 @@ LARGE_K_GRID = {
 
 #: The rules that choose between Norm-Sub and clipping per tally: each gives choose_consistency's
 #: arguments beyond the estimate and covariance (the tally's bands and fitted share distribution).
-Chooser = Callable[[np.ndarray, Interval, SharePrior, bool], dict]
+Chooser = Callable[[np.ndarray, Interval, SharePrior], dict]
 
 
 def _inside(u: np.ndarray, region: Interval) -> bool:
@@ -101,11 +100,11 @@ def _inside(u: np.ndarray, region: Interval) -> bool:
 
 
 CHOOSERS: dict[str, Chooser] = {
-    "auto's Norm-Sub or clip": lambda u, region, prior, even: {"region": region, "prior": prior, "even": even},
-    "rank-matched (before)": lambda u, region, prior, even: {
+    "auto's Norm-Sub or clip": lambda u, region, prior: {"region": region, "prior": prior},
+    "rank-matched (before)": lambda u, region, prior: {
         "reference": np.full(u.size, 1.0 / u.size) if _inside(u, region) else prior.rank_matched(u)
     },
-    "midpoint (before issue 18)": lambda u, region, prior, even: {
+    "midpoint (before issue 18)": lambda u, region, prior: {
         "reference": np.full(u.size, 1.0 / u.size)
         if _inside(u, region)
         else (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
@@ -153,12 +152,14 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         return mechanism.covariance(f, n)
 
     # What Mechanism.automatic_consistency does, from the same bands and prior.
-    evens = [evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL for u in unbiased]
-    shrink = [even and k in EMPIRICAL_BAYES_OPTIONS for even in evens]
+    shrink = [
+        k in EMPIRICAL_BAYES_OPTIONS and evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL
+        for u in unbiased
+    ]
     chosen = {
         rule: [
-            choose_consistency(u, covariance, **arguments(u, region, prior, even))
-            for u, region, prior, even in zip(unbiased, regions, priors, evens, strict=True)
+            choose_consistency(u, covariance, **arguments(u, region, prior))
+            for u, region, prior in zip(unbiased, regions, priors, strict=True)
         ]
         for rule, arguments in CHOOSERS.items()
     }
