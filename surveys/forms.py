@@ -307,7 +307,7 @@ class QuestionForm(forms.Form):
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
         super().__init__(*args, **kwargs)
-        self.frozen = question is not None and question.has_reports()
+        self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
         # question takes one of those kinds.
         own = question.kind if question is not None and question.kind in MADE_ELSEWHERE else None

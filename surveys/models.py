@@ -340,6 +340,22 @@ class Question(models.Model):
             models.Q(question__pair_first=self) | models.Q(question__pair_second=self)
         ).exists()
 
+    def randomization_frozen(self) -> bool:
+        """Whether the question's randomization is frozen: it has reports in this round or, in a
+        recurring survey, in any round of its series (same :attr:`memo_key`).
+
+        A later round's copy must stay what earlier rounds' reports mean: browsers reuse the memoized
+        permanent layer per (series, question id, option index) whatever the parameters, so a changed
+        epsilon, mechanism, number of options or range would break the stated epsilon_inf, and trends
+        would compare different things.
+        """
+        if self.survey.series_id is None:
+            return self.has_reports()
+        siblings = Question.objects.filter(survey__series_id=self.survey.series_id).filter(
+            models.Q(series_question=self.memo_key) | models.Q(pk=int(self.memo_key), series_question="")
+        )
+        return Report.objects.filter(question__in=siblings).exists()
+
     @property
     def memo_key(self) -> str:
         """The question's id in its series, the same in every round (browsers memoize by it)."""

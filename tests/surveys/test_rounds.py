@@ -481,3 +481,28 @@ def one_question_round(organizer, add):
     survey.refresh_from_db()
     spec = question.current_randomization().build_mechanism().client_spec()
     return question, spec, rounds.memo_block(survey, question, spec)
+
+
+@pytest.mark.parametrize(("field", "value"), [("epsilon", "2.5"), ("options_text", "Good\nFine\nBad\nAwful")])
+def test_a_later_round_keeps_the_randomization_of_reports_in_an_earlier_one(organizer_client, recurring, field, value):
+    choice = recurring.questions.get(kind="single")
+    make_reports(choice, [0, 1, 2])
+    second = rounds.do_open_next_round(recurring)
+    copy = second.questions.get(kind="single")
+    assert not copy.has_reports()
+    data = {"text": "Mood?", "kind": "single", "options_text": "Good\nFine\nBad", "epsilon": "2.0"}
+    data |= {"mechanism": "krr", "action": "save", field: value}
+    response = organizer_client.post(reverse("question_edit", args=[second.pk, copy.pk]), data)
+    assert response.status_code == 200 and "frozen" in response.content.decode()
+    copy.refresh_from_db()
+    assert (copy.epsilon, copy.options, copy.randomization_key()) == (2.0, choice.options, choice.randomization_key())
+
+
+def test_a_later_round_without_earlier_reports_may_still_change(organizer_client, recurring):
+    second = rounds.do_open_next_round(recurring)
+    copy = second.questions.get(kind="single")
+    data = {"text": "Mood?", "kind": "single", "options_text": "Good\nFine\nBad", "epsilon": "2.5"}
+    response = organizer_client.post(reverse("question_edit", args=[second.pk, copy.pk]), data | {"mechanism": "krr"})
+    assert response.status_code == 302
+    copy.refresh_from_db()
+    assert copy.epsilon == 2.5
