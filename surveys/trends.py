@@ -64,7 +64,7 @@ class DifferenceRow:
 
 @dataclass(frozen=True)
 class Trend:
-    """A question across rounds: its summary ("shares", "mean" or "text"), labels and estimates."""
+    """A question across rounds: its summary ("shares", "mean", "text" or "multi"), labels and estimates."""
 
     key: str
     question: Question
@@ -95,23 +95,47 @@ def round_estimate(result: QuestionResult, labels: list[str], tally: ldp.Tally) 
     """The round's unbiased estimate and standard errors, or None while it has too few reports."""
     if not result.n or not result.enough:
         return None
-    number = result.question.survey.round_number or 1
-    if result.summary == "mean":
-        if result.mean is None:
-            return None
-        return RoundEstimate(number, result.n, np.array([result.mean.mean]), np.array([result.mean.standard_error]))
-    if result.summary == "text":
-        counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
-        if counts is None:
-            return None
-        return RoundEstimate(
-            number, result.n, np.asarray(counts.counts) / counts.n, np.asarray(counts.standard_errors) / counts.n
-        )
+    found = ROUND_ESTIMATES[result.summary](result, labels, tally)
+    if found is None:
+        return None
+    values, standard_errors = found
+    return RoundEstimate(result.question.survey.round_number or 1, result.n, values, standard_errors)
+
+
+Found = tuple[np.ndarray, np.ndarray] | None
+
+
+def _mean(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    if result.mean is None:
+        return None
+    return np.array([result.mean.mean]), np.array([result.mean.standard_error])
+
+
+def _text(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    """Each candidate's count over n, standard error over n."""
+    counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
+    if counts is None:
+        return None
+    return np.asarray(counts.counts) / counts.n, np.asarray(counts.standard_errors) / counts.n
+
+
+def _shares(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
     if result.unbiased is None:
         return None
-    return RoundEstimate(
-        number, result.n, np.asarray(result.unbiased.proportions), np.asarray(result.unbiased.standard_errors)
-    )
+    return np.asarray(result.unbiased.proportions), np.asarray(result.unbiased.standard_errors)
+
+
+def _multi(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    """Multi-select: each option's unbiased share of respondents (the shares need not sum to 1)."""
+    if result.multi is None:
+        return None
+    return np.asarray(result.multi.shares), np.asarray(result.multi.standard_errors)
+
+
+#: How each summary (:func:`surveys.kinds.family`) gives one round's values and standard errors.
+ROUND_ESTIMATES = {"mean": _mean, "text": _text, "shares": _shares, "multi": _multi}
+#: Summaries with one value per option: rounds whose options differ are not compared.
+PER_OPTION = {"shares", "multi"}
 
 
 def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
@@ -123,7 +147,7 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
     trends = []
     for question in latest.questions:
         summary = latest.results(question)[0].summary
-        labels = list(question.candidates) if summary == "text" else question.options if summary == "shares" else [""]
+        labels = list(question.candidates) if summary == "text" else question.options if summary in PER_OPTION else [""]
         estimates = []
         for state in states:
             match = next((q for q in state.questions if q.memo_key == question.memo_key), None)
@@ -131,7 +155,7 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
                 continue
             match.survey = state.survey  # already loaded: no query per question
             result = state.results(match)[0]
-            if result.summary != summary or (summary == "shares" and match.options != question.options):
+            if result.summary != summary or (summary in PER_OPTION and match.options != question.options):
                 continue  # randomized differently: not comparable
             estimate = round_estimate(result, labels, state.tallies[result.randomization.pk])
             if estimate is not None:

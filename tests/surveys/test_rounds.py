@@ -21,9 +21,11 @@ from surveys.models import Question, Report, Series, Submission, Survey, TallyCe
 from surveys.submissions import new_token
 from surveys.transparency import survey_record
 from tests.base import (
+    make_multi_question,
     make_number_question,
     make_question,
     make_reports,
+    make_set_reports,
     make_survey,
     make_text_question,
     make_text_reports,
@@ -506,3 +508,26 @@ def test_a_later_round_without_earlier_reports_may_still_change(organizer_client
     assert response.status_code == 302
     copy.refresh_from_db()
     assert copy.epsilon == 2.5
+
+
+def test_a_multi_select_question_has_a_trend_per_option(organizer_client, organizer):
+    survey = make_survey(organizer)
+    question = make_multi_question(survey)  # set-OUE at epsilon 2 over five options
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    second = rounds.do_open_next_round(survey)
+    # "Focus time" chosen by 80 % in round 1 and 20 % in round 2, "Pair work" by 50 % in both; n = 2,000.
+    n = 2000
+    before, after = np.zeros((n, 5), dtype=int), np.zeros((n, 5), dtype=int)
+    before[: n * 8 // 10, 0] = after[: n * 2 // 10, 0] = 1
+    before[: n // 2, 1] = after[: n // 2, 1] = 1
+    make_set_reports(question, before, seed=1)
+    make_set_reports(second.questions.get(), after, seed=2)
+    (trend,), _signature = rounds_trends([survey, second])
+    assert trend.labels == question.options and [r.round_number for r in trend.rounds] == [1, 2]
+    focus, pair = trend.difference(1, 2)[:2]
+    # Truth -0.6 and 0: each within 4 of its own standard errors (the rounds' added in quadrature).
+    assert abs(focus.value + 0.6) < 4 * focus.standard_error and focus.clear
+    assert abs(pair.value) < 4 * pair.standard_error
+    html = organizer_client.get(reverse("survey_results", args=[second.pk])).content.decode()
+    assert "Focus time" in html.split("data-trends")[1]
