@@ -233,21 +233,23 @@ def sync_randomization(question: Question) -> Randomization:
 SURVEY_FIELDS_NOT_COPIED = {"id", "owner", "slug", "status", "created_at", "opened_at", "series", "round_number"}
 
 
-@transaction.atomic
-def do_duplicate_survey(survey: Survey) -> Survey:
-    """A new draft with the survey's settings and questions, and none of its reports or invitations.
+def copy_survey(survey: Survey, *, same_series: bool, **fields: Any) -> Survey:
+    """A new survey with the survey's settings and questions, and none of its reports or invitations.
 
-    Every other concrete field is copied, so question kinds added later are copied too. The copy
-    gets a new share link; its questions get their randomizations when it opens.
+    Every concrete field but :data:`SURVEY_FIELDS_NOT_COPIED` is copied, so question kinds added
+    later are copied too, then ``fields`` override. With ``same_series`` the questions keep their id
+    in the series (a next round, :mod:`surveys.rounds`); otherwise they start their own. The copy
+    gets a new share link; its questions get their randomizations when it opens. Call inside a
+    transaction.
     """
     copy = Survey(owner=survey.owner)
     for field in Survey._meta.concrete_fields:
         if field.name not in SURVEY_FIELDS_NOT_COPIED:
             setattr(copy, field.attname, getattr(survey, field.attname))
-    copy.title = _("Copy of %(title)s") % {"title": survey.title}
-    copy.title = copy.title[: Survey._meta.get_field("title").max_length]
+    for name, value in fields.items():
+        setattr(copy, name, value)
     copy.save()
-    copy_questions(survey, copy, lambda question: "")  # a copy is not a round: its questions start their own series
+    copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda question: ""))
     return copy
 
 
@@ -283,6 +285,13 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
             question.pair_first, question.pair_second = new_of[first], new_of[second]
             question.save(update_fields=["pair_first", "pair_second"])
     return questions
+
+
+@transaction.atomic
+def do_duplicate_survey(survey: Survey) -> Survey:
+    """A new draft with the survey's settings and questions, outside any series (:func:`copy_survey`)."""
+    title = _("Copy of %(title)s") % {"title": survey.title}
+    return copy_survey(survey, same_series=False, title=title[: Survey._meta.get_field("title").max_length])
 
 
 def open_problems(survey: Survey) -> list[str]:

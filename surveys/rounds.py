@@ -49,7 +49,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys.actions import SURVEY_FIELDS_NOT_COPIED, LifecycleError, copy_questions, do_close_survey, do_open_survey
+from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
 from surveys.models import Question, Series, Survey
 
 log = logging.getLogger(__name__)
@@ -184,13 +184,8 @@ def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
         raise LifecycleError(_("Open the survey before starting its next round."))
     if latest.status == Survey.Status.OPEN:
         do_close_survey(latest)
-    copy = Survey(owner=latest.owner)
-    for field in Survey._meta.concrete_fields:
-        if field.name not in SURVEY_FIELDS_NOT_COPIED:
-            setattr(copy, field.attname, getattr(latest, field.attname))
-    copy.series, copy.round_number, copy.closes_at = series, (latest.round_number or 1) + 1, None
-    copy.save()
-    copy_questions(latest, copy, lambda question: question.memo_key)
+    round_number = (latest.round_number or 1) + 1
+    copy = copy_survey(latest, same_series=True, series=series, round_number=round_number, closes_at=None)
     do_open_survey(copy)
     series.next_round_at = next_due(series.recurrence, base)
     while series.next_round_at is not None and series.next_round_at <= now:
