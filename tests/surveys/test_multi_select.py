@@ -478,3 +478,17 @@ def test_a_duplicated_survey_keeps_the_multi_select_questions_and_their_maximum(
     assert [(q.kind, q.mechanism, q.mechanism_params, q.options) for q in questions] == [
         ("multi_select", m, {"max_choices": 2}, OPTIONS) for m in SET_MECHANISMS
     ]
+
+
+@pytest.mark.parametrize("estimate", ["consistent", "unbiased"])
+def test_the_estimate_switch_does_not_say_every_questions_shares_sum_to_100_percent(
+    organizer_client, answered, estimate
+):
+    html = " ".join(
+        organizer_client.get(reverse("survey_results", args=[answered.pk]), {"estimate": estimate})
+        .content.decode()
+        .split()
+    )
+    hint = html.split('<p class="hint">')[1].split("</p>")[0]
+    assert "a single-choice question's shares" in hint
+    assert "summing to 100 %" not in hint and "the shares may not sum" not in hint
