@@ -531,3 +531,13 @@ def test_a_multi_select_question_has_a_trend_per_option(organizer_client, organi
     assert abs(pair.value) < 4 * pair.standard_error
     html = organizer_client.get(reverse("survey_results", args=[second.pk])).content.decode()
     assert "Focus time" in html.split("data-trends")[1]
+
+
+def test_a_rounds_public_results_page_says_which_round_it_is(client, recurring):
+    Survey.objects.filter(pk=recurring.pk).update(public_results=True)
+    second = rounds.do_open_next_round(recurring)
+    for survey, number in ((recurring, 1), (second, 2)):
+        html = client.get(reverse("public_results", args=[survey.slug])).content.decode()
+        assert f'data-round-number="{number}"' in html and f"Results of round {number}" in html
+    korean = client.get(reverse("public_results", args=[second.slug]), **KOREAN).content.decode()
+    assert "2회차" in korean
