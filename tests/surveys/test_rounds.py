@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from ldp.text import normalize_text
 from surveys import actions, rounds
-from surveys.models import Question, Report, Series, Submission, Survey, TallyCell
+from surveys.models import Report, Series, Submission, Survey, TallyCell
 from surveys.submissions import new_token
 from surveys.transparency import survey_record
 from tests.base import (
@@ -358,11 +358,16 @@ def test_a_duplicate_of_a_round_starts_outside_the_series(recurring):
 
 
 def test_deleting_a_question_in_a_later_round_keeps_the_others_matched(recurring):
+    choice, text = recurring.questions.all()
     second = rounds.do_open_next_round(recurring)
-    keys = [q.memo_key for q in second.questions.all()]
-    assert keys == [str(q.pk) for q in recurring.questions.all()]
-    assert Question.objects.filter(series_question__in=keys).count() == 2
-    assert np.all([q.series_question for q in recurring.questions.all()] == ["", ""])
+    assert [q.memo_key for q in second.questions.all()] == [str(choice.pk), str(text.pk)]
+    assert [q.series_question for q in recurring.questions.all()] == ["", ""]
+    actions.do_delete_question(second.questions.get(kind="single"))
+    third = rounds.do_open_next_round(second)
+    (kept,) = third.questions.all()
+    assert kept.memo_key == str(text.pk) and kept.kind == "text"
+    (trend,), _signature = rounds_trends([recurring, second, third])
+    assert trend.key == str(text.pk)  # the deleted question has no trend, the kept one stays matched
 
 
 def test_the_transparency_page_states_both_epsilons_of_a_memoized_question(client, recurring):
