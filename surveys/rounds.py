@@ -50,7 +50,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
-from surveys.models import Question, Series, Survey
+from surveys.models import Question, Randomization, Series, Survey
 
 log = logging.getLogger(__name__)
 
@@ -172,11 +172,12 @@ def do_open_next_round(survey: Survey, now: datetime | None = None) -> Survey:
         raise LifecycleError(_("Make the survey recurring first."))
     series = Series.objects.select_for_update().get(pk=survey.series_id)
     now = now or timezone.now()
-    return _open_next(series, now, base=now)
+    return _open_next(series, now, base=now, opened_at=now)
 
 
-def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
-    """Open the next round; a schedule's next due time is one period after ``base`` (and after now)."""
+def _open_next(series: Series, now: datetime, base: datetime, opened_at: datetime) -> Survey:
+    """Open the next round at ``opened_at``; a schedule's next due time is one period after ``base``
+    (and after now)."""
     latest = latest_round(series)
     if latest is None:
         raise LifecycleError(_("Every round of this survey was deleted."))
@@ -185,8 +186,13 @@ def _open_next(series: Series, now: datetime, base: datetime) -> Survey:
     if latest.status == Survey.Status.OPEN:
         do_close_survey(latest)
     round_number = (latest.round_number or 1) + 1
-    copy = copy_survey(latest, same_series=True, series=series, round_number=round_number, closes_at=None)
+    copy = copy_survey(
+        latest, same_series=True, series=series, round_number=round_number, closes_at=None, opened_at=opened_at
+    )
     do_open_survey(copy)
+    # The round's own timestamps say when it opened, never when the visit that opened it came.
+    Survey.objects.filter(pk=copy.pk).update(created_at=opened_at)
+    Randomization.objects.filter(question__survey=copy).update(created_at=opened_at)
     series.next_round_at = next_due(series.recurrence, base)
     while series.next_round_at is not None and series.next_round_at <= now:
         series.next_round_at = next_due(series.recurrence, series.next_round_at)
@@ -211,7 +217,10 @@ def open_if_due(series_id: int | None, now: datetime | None = None) -> Survey | 
             series = Series.objects.select_for_update().get(pk=series_id)
             if series.next_round_at is None or series.next_round_at > now:
                 return None
-            return _open_next(series, now, base=series.next_round_at)
+            # Opened by whoever comes first, often a respondent: their visit's time is kept only to
+            # the hour, as a report's (Submission.received_hour).
+            hour = now.replace(minute=0, second=0, microsecond=0)
+            return _open_next(series, now, base=series.next_round_at, opened_at=hour)
     except LifecycleError as error:
         log.warning("series %s: the next round could not open: %s", series_id, error)
         # A series whose rounds were all deleted has nothing to open: stop its schedule.

@@ -546,3 +546,14 @@ def test_a_rounds_public_results_page_says_which_round_it_is(client, recurring):
         assert f'data-round-number="{number}"' in html and f"Results of round {number}" in html
     korean = client.get(reverse("public_results", args=[second.slug]), **KOREAN).content.decode()
     assert "2회차" in korean
+
+
+def test_a_round_opened_by_a_visit_keeps_the_visits_time_only_to_the_hour(client, recurring):
+    due = datetime(2026, 3, 9, 9, 0, tzinfo=UTC)
+    Series.objects.filter(pk=recurring.series_id).update(recurrence="weekly", next_round_at=due)
+    second = rounds.open_if_due(recurring.series_id, now=due + timedelta(hours=2, minutes=37, seconds=13))
+    second.refresh_from_db()
+    assert second.opened_at == second.created_at == due + timedelta(hours=2)
+    assert {r.created_at for q in second.questions.all() for r in q.randomizations.all()} == {second.opened_at}
+    by_hand = rounds.do_open_next_round(second, now=due + timedelta(days=1, minutes=5))
+    assert by_hand.opened_at == due + timedelta(days=1, minutes=5)  # the organizer's own action
