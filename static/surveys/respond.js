@@ -272,7 +272,8 @@ async function randomizeAnswerText(entry, text, random) {
  * The question's answer, read from its widget: null when skipped; a refusal message when a number
  * lies outside the question's range (or is not whole where whole numbers are asked for), or a
  * short answer is too long; a short answer comes back normalized; a multi-select answer is the
- * indices of the checked options (none checked: skipped).
+ * indices of the checked options. None checked is an answer too, the empty set, randomized like any
+ * other: sending nothing for it would tell the server exactly that no option applies.
  * @param {HTMLElement} fieldset
  * @returns {null | {refused: string} | {index: number, value: number} | {text: string} | {chosen: number[]}}
  */
@@ -282,7 +283,6 @@ function readAnswer(fieldset) {
     const chosen = [...group.querySelectorAll("input[type=checkbox]:checked")].map((box) =>
       Number(/** @type {HTMLInputElement} */ (box).dataset.optionIndex),
     );
-    if (chosen.length === 0) return null;
     if (chosen.length > Number(group.dataset.maxChoices)) return { refused: choicesMessage(fieldset, group) };
     return { chosen };
   }

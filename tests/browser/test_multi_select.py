@@ -133,6 +133,17 @@ def test_the_same_set_gives_varying_reports(live_server, page, survey):
     assert len({bytes(r.packed) for r in Report.objects.filter(question=question)}) > 1
 
 
+def test_none_checked_is_sent_randomized_like_any_other_answer(live_server, page, survey):
+    # Sending nothing for a question with no box checked would tell the server exactly that none
+    # applies; the empty set is randomized and sent like any set.
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    page.locator("[data-question-id]").nth(1).locator("[data-option-index='0']").check()
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-receipt]:not([hidden])")
+    stored = Report.objects.filter(submission=Submission.objects.get())
+    assert sorted(r.question_id for r in stored) == sorted(q.pk for q in survey.questions.all())
+
+
 @pytest.mark.parametrize(
     ("question", "change", "says"),
     [
