@@ -527,6 +527,16 @@ class QuestionForm(forms.Form):
                 )
                 % {"k": self.question.k},
             )
+        elif data["options"] != self.question.options and sorted(data["options"]) == sorted(self.question.options):
+            # Reports (and a recurring survey's memoized answers) are kept by option position: the
+            # same labels in a new order would silently swap what they mean.
+            self.add_error(
+                "options_text",
+                _(
+                    "This question already has reports, so its options keep their order; you may reword "
+                    "them, but not move them."
+                ),
+            )
 
 
 #: Most rows of one matrix.

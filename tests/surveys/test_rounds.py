@@ -557,3 +557,18 @@ def test_a_round_opened_by_a_visit_keeps_the_visits_time_only_to_the_hour(client
     assert {r.created_at for q in second.questions.all() for r in q.randomizations.all()} == {second.opened_at}
     by_hand = rounds.do_open_next_round(second, now=due + timedelta(days=1, minutes=5))
     assert by_hand.opened_at == due + timedelta(days=1, minutes=5)  # the organizer's own action
+
+
+def test_a_frozen_questions_options_may_be_reworded_but_not_reordered(organizer_client, recurring):
+    choice = recurring.questions.get(kind="single")
+    make_reports(choice, [0, 1, 2])
+    copy = rounds.do_open_next_round(recurring).questions.get(kind="single")
+    url = reverse("question_edit", args=[copy.survey_id, copy.pk])
+    data = {"text": "Mood?", "kind": "single", "epsilon": "2.0", "mechanism": "krr", "action": "save"}
+    response = organizer_client.post(url, data | {"options_text": "Bad\nFine\nGood"})
+    assert response.status_code == 200 and "keep their order" in response.content.decode()
+    copy.refresh_from_db()
+    assert copy.options == ["Good", "Fine", "Bad"]
+    assert organizer_client.post(url, data | {"options_text": "Great\nFine\nBad"}).status_code == 302
+    copy.refresh_from_db()
+    assert copy.options == ["Great", "Fine", "Bad"]
