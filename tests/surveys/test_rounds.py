@@ -572,3 +572,11 @@ def test_a_frozen_questions_options_may_be_reworded_but_not_reordered(organizer_
     assert organizer_client.post(url, data | {"options_text": "Great\nFine\nBad"}).status_code == 302
     copy.refresh_from_db()
     assert copy.options == ["Great", "Fine", "Bad"]
+
+
+def test_a_draft_refuses_its_next_round_in_the_glossarys_korean(organizer_client, organizer):
+    survey = make_survey(organizer)
+    make_question(survey)
+    rounds.do_make_recurring(survey, "manual")
+    response = organizer_client.post(reverse("survey_next_round", args=[survey.pk]), follow=True, **KOREAN)
+    assert "먼저 설문을 시작하세요" in response.content.decode()  # "open a survey" is 설문 시작 (docs/glossary.md)
