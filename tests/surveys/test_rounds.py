@@ -580,3 +580,14 @@ def test_a_draft_refuses_its_next_round_in_the_glossarys_korean(organizer_client
     rounds.do_make_recurring(survey, "manual")
     response = organizer_client.post(reverse("survey_next_round", args=[survey.pk]), follow=True, **KOREAN)
     assert "먼저 설문을 시작하세요" in response.content.decode()  # "open a survey" is 설문 시작 (docs/glossary.md)
+
+
+def test_the_next_round_button_says_which_round_it_closes(organizer_client, recurring):
+    second = rounds.do_open_next_round(recurring)
+    for survey in (recurring, second):  # from any round's builder, the latest round is the one closed
+        html = " ".join(organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode().split())
+        assert "This closes round 2 for good" in html
+    korean = " ".join(
+        organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode().split()
+    )
+    assert "2회차가 마감됩니다" in korean
