@@ -134,7 +134,8 @@ def _multi(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found
 
 #: How each summary (:func:`surveys.kinds.family`) gives one round's values and standard errors.
 ROUND_ESTIMATES = {"mean": _mean, "text": _text, "shares": _shares, "multi": _multi}
-#: Summaries with one value per option: rounds whose options differ are not compared.
+#: Summaries with one value per option (a declared pair's: per combination): rounds whose options
+#: differ are not compared.
 PER_OPTION = {"shares", "multi"}
 
 
@@ -146,7 +147,10 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
     latest = states[-1]
     trends = []
     for question in latest.questions:
-        summary = latest.results(question)[0].summary
+        shown = latest.results(question)
+        if not shown:
+            continue  # not asked on its own (one of a declared pair's two questions)
+        summary = shown[0].summary
         labels = list(question.candidates) if summary == "text" else question.options if summary in PER_OPTION else [""]
         estimates = []
         for state in states:

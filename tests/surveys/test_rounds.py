@@ -591,3 +591,21 @@ def test_the_next_round_button_says_which_round_it_closes(organizer_client, recu
         organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode().split()
     )
     assert "2회차가 마감됩니다" in korean
+
+
+def test_a_recurring_survey_with_a_declared_pair_shows_its_results_and_trends(organizer_client, organizer):
+    survey = make_survey(organizer, epsilon_cap=5.0)
+    fruit = make_question(survey, text="Fruit?", options=["Apple", "Banana"], epsilon=1.0)
+    weekend = make_question(survey, text="Weekend?", options=["Yes", "No"], epsilon=1.0)
+    data = {"first": fruit.pk, "second": weekend.pk, "epsilon": "2", "mechanism": "krr"}
+    assert organizer_client.post(reverse("pair_add", args=[survey.pk]), data).status_code == 302
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    second = rounds.do_open_next_round(survey)
+    for i, current in enumerate((survey, second)):
+        make_reports(current.questions.get(kind="pair"), [0, 1, 2, 3] * 100, seed=i)
+    response = organizer_client.get(reverse("survey_results", args=[second.pk]))
+    assert response.status_code == 200 and "data-trends" in response.content.decode()
+    (trend,), _signature = rounds_trends([survey, second])  # the pair's; its two questions are not asked alone
+    assert trend.question.kind == "pair" and len(trend.labels) == 4 and [r.round_number for r in trend.rounds] == [1, 2]
+    assert len(trend.difference(1, 2)) == 4
