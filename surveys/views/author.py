@@ -58,6 +58,9 @@ class Card:
     """The kind's extra figures (:meth:`surveys.kinds.QuestionKind.builder_facts`): a pair's two errors."""
     pair: Question | None = None
     """The declared pair this question is asked in, if any: then it spends no budget of its own."""
+    frozen_by_earlier_round: bool = False
+    """A recurring survey's question without reports of its own whose randomization another round's
+    reports froze (:meth:`surveys.models.Question.randomization_frozen`)."""
 
     @property
     def frozen(self) -> bool:
@@ -68,12 +71,16 @@ def make_card(question: Question, joint: dict[int, tuple[Question, str]] | None 
     if joint is None:
         joint = asked_jointly(list(question.survey.questions.all()))
     pair = joint.get(question.pk)
+    report_count = question.reports.count()
     return Card(
         question=question,
         cost=question_cost(question),
-        report_count=question.reports.count(),
+        report_count=report_count,
         facts=kind_of(question.kind).builder_facts(question, question.survey.expected_respondents),
         pair=pair[0] if pair else None,
+        frozen_by_earlier_round=not report_count
+        and question.survey.series_id is not None
+        and question.randomization_frozen(),
     )
 
 

@@ -609,3 +609,12 @@ def test_a_recurring_survey_with_a_declared_pair_shows_its_results_and_trends(or
     (trend,), _signature = rounds_trends([survey, second])  # the pair's; its two questions are not asked alone
     assert trend.question.kind == "pair" and len(trend.labels) == 4 and [r.round_number for r in trend.rounds] == [1, 2]
     assert len(trend.difference(1, 2)) == 4
+
+
+def test_the_builder_card_says_an_earlier_rounds_reports_froze_the_question(organizer_client, recurring):
+    make_reports(recurring.questions.get(kind="single"), [0, 1, 2])
+    second = rounds.do_open_next_round(recurring)
+    html = " ".join(organizer_client.get(reverse("survey_detail", args=[second.pk])).content.decode().split())
+    assert html.count("Another round of this survey has reports") == 1  # the choice question, not the text one
+    korean = organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode()
+    assert "다른 회차" in korean
