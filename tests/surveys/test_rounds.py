@@ -618,3 +618,13 @@ def test_the_builder_card_says_an_earlier_rounds_reports_froze_the_question(orga
     assert html.count("Another round of this survey has reports") == 1  # the choice question, not the text one
     korean = organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode()
     assert "다른 회차" in korean
+
+
+def test_an_invite_only_series_says_each_round_needs_its_own_invitations(organizer_client, recurring):
+    Survey.objects.filter(pk=recurring.pk).update(invite_only=True)
+    second = rounds.do_open_next_round(recurring)
+    assert second.invite_only and not second.invitations.exists()
+    html = " ".join(organizer_client.get(reverse("survey_detail", args=[second.pk])).content.decode().split())
+    assert "an invitation belongs to one round" in html
+    korean = organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode()
+    assert "초대" in korean.split("data-round-invitations")[1].split("</p>")[0]
