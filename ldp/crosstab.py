@@ -69,6 +69,7 @@ __all__ = [
     "JointEstimate",
     "Marginal",
     "PairTally",
+    "crosses_post_hoc",
     "declared_estimate",
     "declared_mechanism",
     "decode_pair",
@@ -118,8 +119,26 @@ def report_counts(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray:
     return np.array([mechanism.tally(packed[i : i + 1]).counts for i in range(packed.shape[0])], dtype=np.int64)
 
 
+def crosses_post_hoc(mechanism: Mechanism) -> bool:
+    """Whether a report's statistic is linear in its tally counts, z = c @ L, as the post-hoc estimator needs.
+
+    It is for k-RR, the unary encodings, OLH, subset selection, Hadamard response and d-bit flip.
+    The sketches (CMS, HCMS) are affine, z = scale c + (1 - scale) / 2: with counts c that do not sum
+    to a constant, L^T T L would drop the offset's cross terms (they need each question's own counts
+    among the pairs, which T does not hold), so their post-hoc cells are biased and they are refused.
+
+    >>> from ldp import make_mechanism
+    >>> [crosses_post_hoc(make_mechanism(name, k=3, epsilon=1.0)) for name in ("krr", "cms")]
+    [True, False]
+    """
+    size = mechanism.empty_tally().counts.size
+    return bool(np.allclose(mechanism.observed_mean(Tally(1, np.zeros(size))), 0.0, atol=1e-12))
+
+
 def _statistic_map(mechanism: Mechanism) -> np.ndarray:
     """L with z = c @ L for one report's counts c (observed_mean is linear in the counts at n = 1)."""
+    if not crosses_post_hoc(mechanism):
+        raise ValueError(f"{mechanism.name} reports are not linear in their counts, so they cannot be crossed post hoc")
     size = mechanism.empty_tally().counts.size
     return np.asarray(mechanism.observed_mean(Tally(1, np.eye(size))), dtype=float)
 

@@ -27,6 +27,7 @@ from ldp.crosstab import (
     ConditionalShares,
     JointEstimate,
     PairTally,
+    crosses_post_hoc,
     posthoc_estimate,
     posthoc_expected_half_width,
     report_counts,
@@ -122,7 +123,8 @@ def crossable(state: SurveyState) -> dict[int, Randomization]:
     """Per question id, the randomization a cross-tab reads: its newest with reports, of a choice mechanism.
 
     A question whose reports are not choices over its options (a mean, free text) is left out, and
-    so is one without reports.
+    so are one without reports and one whose mechanism cannot be crossed post hoc (a sketch's
+    statistic is affine in its counts: :func:`ldp.crosstab.crosses_post_hoc`).
     """
     found = {}
     for question in state.questions:
@@ -130,7 +132,7 @@ def crossable(state: SurveyState) -> dict[int, Randomization]:
             if state.tallies[randomization.pk].n == 0:
                 continue
             mechanism = randomization.build_mechanism()
-            if isinstance(mechanism, Mechanism) and mechanism.k == question.k:
+            if isinstance(mechanism, Mechanism) and mechanism.k == question.k and crosses_post_hoc(mechanism):
                 found[question.pk] = randomization
             break
     return found

@@ -178,3 +178,13 @@ def test_the_cross_tab_page_speaks_korean(organizer_client, crossed):
 def test_crossable_questions_are_the_choice_questions_with_reports(crossed):
     survey, fruit, weekend, _hours = crossed
     assert set(crosstabs.crossable(SurveyState.read(survey))) == {fruit.pk, weekend.pk}
+
+
+def test_a_sketch_question_is_not_offered_for_a_post_hoc_cross_tab(organizer):
+    # Its statistic is affine in its counts: crossed post hoc, its cells would be biased.
+    survey = make_survey(organizer, title="Sketched")
+    fruit = make_question(survey, text="Fruit?", options=["Apple", "Banana", "Cherry"], epsilon=3.0)
+    sketched = make_question(survey, text="Day?", options=["Mon", "Tue", "Wed"], epsilon=3.0, mechanism="cms")
+    actions.do_open_survey(survey)
+    make_joint_reports([fruit, sketched], joint_answers(200, seed=3) % 2, seed=5)
+    assert set(crosstabs.crossable(SurveyState.read(survey))) == {fruit.pk}
