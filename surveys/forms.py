@@ -484,8 +484,12 @@ class QuestionForm(forms.Form):
         if cap is None:
             return
         questions = list(self.survey.questions.all())
-        if self.question is not None and self.question.pk in asked_jointly(questions):
-            return  # asked in a declared pair: the pair's epsilon is spent instead of its own
+        joint = asked_jointly(questions)
+        if self.question is not None and self.question.pk in joint:
+            # Asked in a declared pair, it spends the pair's epsilon; but deleting the pair gives it its
+            # own back, so that must fit too: count the survey as it would be without the pair.
+            pair = joint[self.question.pk][0]
+            questions = [q for q in questions if q.pk != pair.pk]
         own = next((q.epsilon for q in questions if self.question is not None and q.pk == self.question.pk), 0.0)
         others = spent_epsilon(questions) - own
         if others + epsilon > cap + 1e-9:

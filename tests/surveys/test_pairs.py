@@ -302,3 +302,16 @@ def test_the_transparency_page_states_the_total_a_pair_survey_spends(client, pai
     response = client.get(reverse("transparency", args=[survey.slug]))
     assert response.context["total_epsilon"] == pytest.approx(survey.total_epsilon) == 2.5
     assert pair.text in response.content.decode()
+
+
+def test_a_question_of_a_pair_keeps_an_epsilon_that_fits_the_cap_without_the_pair(organizer_client, paired):
+    # Deleting the pair gives the question its own epsilon back: with 4.5 here, the survey (cap 5)
+    # would spend 4.5 + 1 + 0.5 once the pair is gone, so the raise is refused while still paired.
+    survey, fruit, _weekend, _pair = paired
+    url = reverse("question_edit", args=[survey.pk, fruit.pk])
+    data = {"text": "Fruit?", "kind": "single", "options_text": "Apple\nBanana\nCherry", "epsilon": "4.5"}
+    response = organizer_client.post(url, data | {"mechanism": "krr"})
+    assert response.status_code == 200 and "over its cap of 5" in response.content.decode()
+    fruit.refresh_from_db()
+    assert fruit.epsilon == 1.0
+    assert organizer_client.post(url, data | {"epsilon": "3.5", "mechanism": "krr"}).status_code == 302
