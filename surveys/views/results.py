@@ -22,6 +22,7 @@ from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -34,7 +35,7 @@ from surveys.access import get_question_for_owner, get_survey_by_share_slug, get
 from surveys.actions import do_set_candidates
 from surveys.forms import CandidatesForm
 from surveys.kinds import family, kind_of, linear_summary
-from surveys.models import Question, Report, Survey
+from surveys.models import Question, Report, Survey, asked_jointly
 from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
 from surveys.results import (
@@ -484,6 +485,10 @@ def question_page_context(
     """One question's results page; a short-answer question's owner also gets its candidates form."""
     cards = [result_view(r, kind, bands) for r in state.results(question)]
     card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
+    joint = asked_jointly(list(survey.questions.all()))
+    if question.pk in joint:  # no reports of its own: its card points to the pair's results
+        card["pair"] = joint[question.pk][0]
+        card["pair_url"] = reverse("question_results", args=[survey.pk, card["pair"].pk])
     if family(question.mechanism) == "text" and survey.owner_id == request.user.pk:
         card["candidates_form"] = candidates_form or CandidatesForm(
             initial={"candidates_text": "\n".join(question.candidates)}

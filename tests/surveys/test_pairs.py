@@ -315,3 +315,10 @@ def test_a_question_of_a_pair_keeps_an_epsilon_that_fits_the_cap_without_the_pai
     fruit.refresh_from_db()
     assert fruit.epsilon == 1.0
     assert organizer_client.post(url, data | {"epsilon": "3.5", "mechanism": "krr"}).status_code == 302
+
+
+def test_a_paired_questions_results_page_points_to_the_pair(organizer_client, answered):
+    survey, fruit, _weekend, pair = answered
+    page = organizer_client.get(reverse("question_results", args=[survey.pk, fruit.pk]), **KOREAN).content.decode()
+    assert "data-asked-in-pair" in page and f'href="{reverse("question_results", args=[survey.pk, pair.pk])}"' in page
+    assert "함께 묻는 문항 쌍에 속합니다" in page and "아직 보고값이 없습니다" not in page
