@@ -552,11 +552,15 @@ CROSSTAB = "surveys/crosstab.html"
 def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_id: str) -> dict[str, Any]:
     """The selector's choices and, once two different crossable questions are chosen, their cross-tab.
 
-    An id that is not one of the survey's crossable questions is a 404 (as another survey's is).
+    An id that is not a number is a 400 with a sentence; one that is not one of the survey's
+    crossable questions is a 404 (as another survey's is).
     """
     choices = [q for q in state.questions if q.pk in crosstabs.crossable(state)]
     context: dict[str, Any] = {"survey": survey, "choices": choices, "first": None, "second": None, "status": 200}
     if not (first_id and second_id):
+        return context
+    if not (first_id.isascii() and first_id.isdigit() and second_id.isascii() and second_id.isdigit()):
+        context["error"], context["status"] = _("Choose two questions from the lists."), 400
         return context
     by_id = {str(q.pk): q for q in choices}
     if first_id not in by_id or second_id not in by_id:

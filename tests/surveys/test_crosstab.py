@@ -132,6 +132,16 @@ def test_a_question_crossed_with_itself_is_refused_with_a_sentence(organizer_cli
     assert response.status_code == 400 and "Choose two different questions." in response.content.decode()
 
 
+@pytest.mark.parametrize("first", ["abc", "1.5", "-1", "١"])
+def test_a_malformed_question_id_is_a_400_with_a_sentence(organizer_client, crossed, first):
+    survey, _fruit, weekend, _hours = crossed
+    query = f"?first={first}&second={weekend.pk}"
+    response = organizer_client.get(reverse("survey_crosstab", args=[survey.pk]) + query, **KOREAN)
+    assert response.status_code == 400 and "목록에서 두 문항을 고르세요" in response.content.decode()
+    export = organizer_client.get(reverse("export_crosstab", args=[survey.pk]) + query)
+    assert export.status_code == 400 and export.json() == {"error": "Choose two questions from the lists."}
+
+
 def test_a_mean_or_another_surveys_question_is_not_found(organizer_client, organizer, crossed):
     survey, fruit, _weekend, hours = crossed
     elsewhere = make_question(make_survey(organizer), text="Elsewhere?")
