@@ -25,6 +25,19 @@ export function encodePair(first, second, k1, k2) {
 }
 
 /**
+ * The pair's one answer for a spec over its k1 * k2 combinations, after checking the spec's size.
+ * @param {import("./randomize.js").ClientSpec} spec  the pair mechanism's spec (k = k1 * k2)
+ * @param {number} k1
+ * @param {number} k2
+ * @param {number} first
+ * @param {number} second
+ */
+export function pairAnswer(spec, k1, k2, first, second) {
+  if (spec.k !== k1 * k2) throw new RangeError(`a ${k1} x ${k2} pair needs a spec over ${k1 * k2} options, got ${spec.k}`);
+  return encodePair(first, second, k1, k2);
+}
+
+/**
  * Randomize a declared pair's two answers as one report.
  * @param {import("./randomize.js").ClientSpec} spec  the pair mechanism's spec (k = k1 * k2)
  * @param {number} k1
@@ -34,6 +47,5 @@ export function encodePair(first, second, k1, k2) {
  * @param {import("./randomize.js").RandomSource} [random]
  */
 export function randomizePair(spec, k1, k2, first, second, random = cryptoRandomSource()) {
-  if (spec.k !== k1 * k2) throw new RangeError(`a ${k1} x ${k2} pair needs a spec over ${k1 * k2} options, got ${spec.k}`);
-  return randomize(spec, encodePair(first, second, k1, k2), random);
+  return randomize(spec, pairAnswer(spec, k1, k2, first, second), random);
 }

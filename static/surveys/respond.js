@@ -18,7 +18,7 @@
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
 import { randomizeSet } from "../ldp/multiselect.js";
 import { randomizeNumeric } from "../ldp/numeric.js";
-import { randomizePair } from "../ldp/pairs.js";
+import { pairAnswer } from "../ldp/pairs.js";
 import { randomizeRappor } from "../ldp/rappor.js";
 import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
@@ -119,7 +119,14 @@ function setUp(form) {
       if (!entry || !first.answer || !second.answer || !("index" in first.answer) || !("index" in second.answer)) continue;
       const k1 = Number(first.fieldset.dataset.options);
       const k2 = Number(second.fieldset.dataset.options);
-      const report = randomizePair(entry.spec, k1, k2, first.answer.index, second.answer.index, random);
+      const value = pairAnswer(entry.spec, k1, k2, first.answer.index, second.answer.index);
+      // In a recurring survey a dBitFlip pair is memoized like any dBitFlip question (its spec entry
+      // carries the memo block and the page promises its longitudinal bound): the joint answer's
+      // buckets and bits come from the device secret, and only the flip is drawn afresh each round.
+      const report =
+        entry.memo && entry.spec.mechanism === "dbitflip"
+          ? await memoizedChoice(entry, value, random)
+          : randomize(entry.spec, value, random);
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {

@@ -247,3 +247,40 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert "Round 1" in trend.inner_html() and "Round 2" in trend.inner_html()
     assert "Change from round 1 to round 2" in " ".join(trend.inner_text().split())
     assert trend.locator("[data-difference] tbody tr").count() == 3
+
+
+def test_a_dbitflip_pair_is_memoized_across_rounds_like_a_dbitflip_question(live_server, page, db):
+    # The answer page promises a dBitFlip pair's longitudinal bound (its spec entry carries the memo
+    # block), so the joint answer's buckets and bits must come from the device secret in every round.
+    from surveys.forms import PairForm
+
+    survey = make_survey(make_user("jun"), title="Pairs each week")
+    fruit = make_question(survey, text="Fruit?", options=["Apple", "Banana", "Cherry"], epsilon=1.0)
+    day = make_question(survey, text="Day?", options=["Weekday", "Weekend"], epsilon=1.0)
+    form = PairForm(
+        {"first": fruit.pk, "second": day.pk, "epsilon": "1", "mechanism": "dbitflip", "d": "2"}, survey=survey
+    )
+    assert form.is_valid(), form.errors
+    actions.do_declare_pair(fruit, day, form.cleaned_data["pair"])
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, "manual")
+    survey.refresh_from_db()
+    page.add_init_script(HALF_WORDS)  # the flip never fires: each report is the memoized layer itself
+    sent = []
+    for number in (1, 2):
+        current = survey if number == 1 else rounds.do_open_next_round(survey)
+        posts = []
+        page.on("request", lambda request, posts=posts: request.method == "POST" and posts.append(request))
+        page.goto(f"{live_server.url}{current.get_share_url()}")
+        (entry,) = json.loads(page.text_content("#murmur-specs"))
+        assert entry["spec"]["mechanism"] == "dbitflip" and entry["memo"]["layers"] == "memoized-bits+flip"
+        page.locator("[data-pair-role=first] [data-option-index='2']").check()
+        page.locator("[data-pair-role=second] [data-option-index='1']").check()
+        page.click("[data-submit]")
+        page.wait_for_selector("[data-receipt]:not([hidden])")
+        (report,) = json.loads(posts[0].post_data)["reports"]
+        assert report["question"] == entry["question"]
+        memoized = page.evaluate(MEMOIZED_CHOICE, [entry, 2 * 2 + 1])  # Cherry x Weekend: 2 k2 + 1
+        sent.append(report["report"])
+        assert report["report"] == {"buckets": memoized["buckets"], "bits": memoized["bits"]}
+    assert sent[0] == sent[1]
