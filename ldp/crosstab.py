@@ -53,6 +53,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.estimates import (
+    FrequencyEstimate,
     Interval,
     affine_unified_interval,
     affine_variance_terms,
@@ -71,6 +72,7 @@ __all__ = [
     "PairTally",
     "crosses_post_hoc",
     "declared_estimate",
+    "declared_joint",
     "declared_mechanism",
     "decode_pair",
     "encode_pair",
@@ -330,12 +332,28 @@ def declared_mechanism(name: str, k1: int, k2: int, epsilon: float, **params: An
     return make_mechanism(name, k=k1 * k2, epsilon=epsilon, **params)
 
 
-def declared_estimate(mechanism: Mechanism, tally: Tally, k1: int, k2: int) -> JointEstimate:
-    """A declared pair's joint estimate: the mechanism's estimate over k1 k2 options, reshaped."""
+def _check_declared(mechanism: Mechanism, k1: int, k2: int) -> None:
     if mechanism.k != k1 * k2:
         raise ValueError(f"a declared pair of {k1} x {k2} options needs a mechanism over {k1 * k2}, got {mechanism.k}")
-    estimate = mechanism.estimate(tally)
-    return _joint_estimate(estimate.proportions.reshape(k1, k2), estimate.covariance, mechanism.unit_variances, tally.n)
+
+
+def declared_estimate(mechanism: Mechanism, tally: Tally, k1: int, k2: int) -> JointEstimate:
+    """A declared pair's joint estimate: the mechanism's estimate over k1 k2 options, reshaped."""
+    _check_declared(mechanism, k1, k2)
+    return declared_joint(mechanism, mechanism.estimate(tally), tally.n, k1, k2)
+
+
+def declared_joint(mechanism: Mechanism, estimate: FrequencyEstimate, n: int, k1: int, k2: int) -> JointEstimate:
+    """:func:`declared_estimate` from the mechanism's estimate over k1 k2 options of n reports, already made.
+
+    >>> m = make_mechanism("krr", k=4, epsilon=2.0)
+    >>> tally = Tally(1000, np.array([400, 100, 200, 300]))
+    >>> joint = declared_joint(m, m.estimate(tally), 1000, 2, 2)
+    >>> bool(np.array_equal(joint.cells, declared_estimate(m, tally, 2, 2).cells))
+    True
+    """
+    _check_declared(mechanism, k1, k2)
+    return _joint_estimate(estimate.proportions.reshape(k1, k2), estimate.covariance, mechanism.unit_variances, n)
 
 
 def posthoc_expected_half_width(first: Mechanism, second: Mechanism, n: int) -> float:

@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from ldp.advisor import Z_95
-from ldp.crosstab import JointEstimate, declared_estimate
+from ldp.crosstab import JointEstimate, declared_joint
 from surveys import charts, crosstabs, integrity, rounds, tallies, trends
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
@@ -98,11 +98,15 @@ def summary_card(result: QuestionResult) -> str:
 
 
 def declared_crosstab(result: QuestionResult) -> JointEstimate:
-    """A declared pair's joint estimate: its mechanism's estimate over k1 k2 answers, reshaped."""
+    """A declared pair's joint estimate: its mechanism's estimate over k1 k2 answers, reshaped.
+
+    Made from the result's own estimate, so the card's cells, n and cache key all name one tally.
+    """
     question = result.question
     assert question.pair_first is not None and question.pair_second is not None
-    tally = tallies.read_tallies([result.randomization])[result.randomization.pk]
-    return declared_estimate(result.mechanism, tally, question.pair_first.k, question.pair_second.k)  # type: ignore[arg-type]
+    assert result.unbiased is not None
+    k1, k2 = question.pair_first.k, question.pair_second.k
+    return declared_joint(result.mechanism, result.unbiased, result.n, k1, k2)  # type: ignore[arg-type]
 
 
 def pair_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:

@@ -322,3 +322,22 @@ def test_a_paired_questions_results_page_points_to_the_pair(organizer_client, an
     page = organizer_client.get(reverse("question_results", args=[survey.pk, fruit.pk]), **KOREAN).content.decode()
     assert "data-asked-in-pair" in page and f'href="{reverse("question_results", args=[survey.pk, pair.pk])}"' in page
     assert "함께 묻는 문항 쌍에 속합니다" in page and "아직 보고값이 없습니다" not in page
+
+
+def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered, monkeypatch):
+    # Reading the tally again could take in reports that arrived since: the card's cells would then
+    # not match its n, and its chart would be cached under the older tally's digest.
+    from surveys import tallies
+    from surveys.results import SurveyState
+    from surveys.views import results
+
+    survey, _fruit, _weekend, pair = answered
+    (result,) = SurveyState.read(survey).results(pair)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pair's tally was read again")
+
+    monkeypatch.setattr(tallies, "read_tallies", refuse)
+    view = results.result_view(result, "consistent")
+    expected = estimate_from_reports(pair)
+    assert view["rows"][1]["cells"][1]["unbiased"] == pytest.approx(expected.cells[1, 1], abs=1e-12)
