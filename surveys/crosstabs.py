@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections, router
 
 from ldp.crosstab import (
     MAX_CELLS,
@@ -47,7 +47,12 @@ GROUP BY a.packed, b.packed
 
 
 def pair_rows(first: Randomization, second: Randomization) -> list[tuple[bytes, bytes, int]]:
-    """(first report, second report, submissions that sent exactly these two), grouped in the database."""
+    """(first report, second report, submissions that sent exactly these two), grouped in the database.
+
+    Read where the results pages read their tallies (the replica, if any: :mod:`surveys.replica`), so
+    the table is of the same moment as the tallies' digests that name it in the cache.
+    """
+    connection = connections[router.db_for_read(Report) or DEFAULT_DB_ALIAS]
     sql = PAIRS_SQL.format(report=connection.ops.quote_name(Report._meta.db_table))
     with connection.cursor() as cursor:
         cursor.execute(sql, [first.pk, second.pk])

@@ -44,3 +44,24 @@ def test_results_views_read_from_the_replica_and_the_builder_does_not(organizer_
     seen.clear()
     organizer_client.get(reverse("survey_detail", args=[survey.pk]))
     assert seen and REPLICA not in seen
+
+
+def test_the_cross_tabs_pair_table_is_read_where_the_tallies_are(organizer_client, organizer, monkeypatch):
+    from surveys.models import Report
+    from tests.base import make_joint_reports
+
+    survey = make_open_survey(organizer, questions=2)
+    first, second = survey.questions.all()
+    make_joint_reports([first, second], [[0, 1], [2, 0], [1, 1]], seed=3)
+    with_replica(monkeypatch)
+    seen = []
+    real = ResultsReplicaRouter.db_for_read
+
+    def record(self, model, **hints):
+        seen.append((model, real(self, model, **hints)))
+        return None  # the test database has no replica alias: record the choice, read the primary
+
+    monkeypatch.setattr(ResultsReplicaRouter, "db_for_read", record)
+    query = f"?first={first.pk}&second={second.pk}"
+    assert organizer_client.get(reverse("survey_crosstab", args=[survey.pk]) + query).status_code == 200
+    assert (Report, REPLICA) in seen
