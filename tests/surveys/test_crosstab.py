@@ -157,6 +157,14 @@ def test_other_organizers_get_404(client, other_organizer, crossed):
     assert client.get(export).status_code == 404
 
 
+def test_anonymous_visitors_are_sent_to_log_in(client, crossed):
+    survey, fruit, weekend, _hours = crossed
+    query = f"?first={fruit.pk}&second={weekend.pk}"
+    for name in ("survey_crosstab", "export_crosstab"):
+        response = client.get(reverse(name, args=[survey.pk]) + query)
+        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+
+
 def test_the_export_re_estimates_independently_from_its_pair_table(organizer_client, crossed):
     survey, fruit, weekend, _hours = crossed
     url = reverse("export_crosstab", args=[survey.pk]) + f"?first={fruit.pk}&second={weekend.pk}"
