@@ -199,9 +199,14 @@ def cell_rows(estimate: JointEstimate, row_labels: list[str], column_labels: lis
     ]
 
 
-def conditional_rows(estimate: JointEstimate, row_labels: list[str], column_labels: list[str]) -> list[dict[str, Any]]:
-    """Of those who chose each option of the first question, the share choosing each of the second's."""
-    conditional = estimate.conditional("first")
+def conditional_rows(
+    estimate: JointEstimate, row_labels: list[str], column_labels: list[str], given: str = "first"
+) -> list[dict[str, Any]]:
+    """Of those who chose each option of the ``given`` question, the share choosing each of the other's.
+
+    ``row_labels`` are the given question's options, ``column_labels`` the other's.
+    """
+    conditional = estimate.conditional(given)
     low, high = conditional.bands
     rows = []
     for a, label in enumerate(row_labels):
@@ -234,4 +239,12 @@ def marginal_rows(estimate: JointEstimate, which: str, labels: list[str]) -> lis
             "high": float(high[i]),
         }
         for i, label in enumerate(labels)
+    ]
+
+
+def conditionals(estimate: JointEstimate, first: Question, second: Question) -> list[dict[str, Any]]:
+    """Conditional shares both ways: given each option of the first question, then of the second."""
+    return [
+        {"question": first, "rows": conditional_rows(estimate, first.options, second.options, "first")},
+        {"question": second, "rows": conditional_rows(estimate, second.options, first.options, "second")},
     ]

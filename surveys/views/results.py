@@ -117,7 +117,7 @@ def pair_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
     estimate = declared_crosstab(result)
     view["first"], view["second"] = first, second
     view["rows"] = crosstabs.cell_rows(estimate, first.options, second.options)
-    view["conditional"] = crosstabs.conditional_rows(estimate, first.options, second.options)
+    view["conditionals"] = crosstabs.conditionals(estimate, first, second)
     view["marginals"] = [
         {"question": q, "rows": crosstabs.marginal_rows(estimate, which, q.options)}
         for which, q in (("first", first), ("second", second))
@@ -583,7 +583,7 @@ def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_i
         assert crosstab.estimate is not None
         labels = (crosstab.first.options, crosstab.second.options)
         context["rows"] = crosstabs.cell_rows(crosstab.estimate, *labels)
-        context["conditional"] = crosstabs.conditional_rows(crosstab.estimate, *labels)
+        context["conditionals"] = crosstabs.conditionals(crosstab.estimate, crosstab.first, crosstab.second)
         context["chart"] = crosstab_chart(crosstab)
     return context
 

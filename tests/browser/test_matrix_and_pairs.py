@@ -151,7 +151,9 @@ def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(liv
     organizer.click("[data-crosstab-form] button[type=submit]")
     organizer.wait_for_selector("#crosstab-body [data-joint]")
     assert organizer.evaluate("window.stillTheSamePage") is True  # htmx swapped the fragment in
-    assert organizer.locator("#crosstab-body [data-conditional] li").count() == 3
+    # Conditional shares both ways: given each of the first item's 3 answers, then of the second's.
+    assert organizer.locator("#crosstab-body [data-conditional='0'] li").count() == 3
+    assert organizer.locator("#crosstab-body [data-conditional='1'] li").count() == 3
     assert organizer.locator("#crosstab-body svg").count() == 1
 
 

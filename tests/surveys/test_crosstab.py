@@ -90,6 +90,12 @@ def test_the_page_shows_ldps_joint_and_conditional_shares(organizer_client, cros
     conditional = expected.conditional("first")
     share = f"{100 * conditional.shares[0, 0]:.1f} %"
     assert "Of those who chose “Apple” in “Fruit?”" in html and f"{share} chose “Yes”" in html
+    # And the other way round: of those who chose each answer of the columns' question.
+    by_column = expected.conditional("second")
+    first_row = html[html.index('data-conditional="1"') :]
+    first_row = first_row[: first_row.index("</li>")]
+    assert "Of those who chose “Yes” in “Weekend?”" in first_row
+    assert f"{100 * by_column.shares[0, 0]:.1f} % chose “Apple”" in " ".join(first_row.split())
     assert "<svg" in html and "Apple" in html and "data-too-few" not in html
     # The estimate is near the truth: within 4 standard errors in every cell.
     assert np.all(np.abs(expected.cells - JOINT) < 4 * expected.standard_errors)
