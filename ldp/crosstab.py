@@ -13,8 +13,9 @@ c is the one-hot reported option, L = I, and F_hat = A1^-1 (T / n) A2^-T: the in
 Kronecker product A1 (x) A2 applied to the table of report pairs. For the unary encodings c
 holds the sent bits, and F_hat is the mean of the products of per-respondent unbiased indicators.
 
-T is the sufficient statistic: the app keeps it as extra tally cells (one per pair of tally
-cells, i * k2' + j) incremented once per submission that answered both questions.
+T is the sufficient statistic; the app sums it in the database from the stored report pairs
+(``surveys.crosstabs.PAIRS_SQL``). This needs a statistic linear in the counts (z = c L, checked
+by :func:`crosses_post_hoc`): the count-mean sketches' is affine and is refused.
 
 Covariance, for a fixed population with joint answer shares F (derived here): with
 S[t] = E[u u^T | t] (the one-report covariance plus e_t e_t^T),
