@@ -36,7 +36,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ldp.advisor import Z_95, recommend
-from ldp.crosstab import expected_errors
+from ldp.crosstab import crosses_post_hoc, expected_errors
 from ldp.estimates import FrequencyEstimate
 from ldp.multiselect import SET_MECHANISMS, recommend_multiselect
 from ldp.numeric import NUMERIC_MECHANISMS
@@ -286,7 +286,8 @@ class PairKind(QuestionKind):
         raise KindError("kind", _("Declared pairs are made with “Ask two questions jointly”."))
 
     def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
-        """Both ways' expected errors (widest 95 % cell band at evenly spread answers) and their epsilons."""
+        """Both ways' expected errors (widest 95 % cell band at evenly spread answers) and their epsilons;
+        ``posthoc`` is False when a question's mechanism cannot be crossed post hoc (a count-mean sketch)."""
         first, second = question.pair_first, question.pair_second
         assert first is not None and second is not None
         try:
@@ -294,7 +295,8 @@ class PairKind(QuestionKind):
             errors = expected_errors(*mechanisms, n)  # type: ignore[arg-type]
         except ValueError:
             return {}
-        return {"errors": errors, "first": first, "second": second}
+        posthoc = all(crosses_post_hoc(m) for m in mechanisms[:2])  # type: ignore[arg-type]
+        return {"errors": errors, "first": first, "second": second, "posthoc": posthoc}
 
 
 #: Kinds made by their own builder forms (a matrix's items, a declared pair), never chosen in the question form.

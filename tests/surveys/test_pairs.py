@@ -341,3 +341,15 @@ def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered
     view = results.result_view(result, "consistent")
     expected = estimate_from_reports(pair)
     assert view["rows"][1]["cells"][1]["unbiased"] == pytest.approx(expected.cells[1, 1], abs=1e-12)
+
+
+def test_the_builder_shows_no_post_hoc_error_for_a_sketched_question(organizer_client, survey):
+    # A count-mean sketch cannot be crossed post hoc: the trade-off table must not offer a number for it.
+    q = questions(survey)
+    q["Fruit?"].mechanism, q["Fruit?"].mechanism_params = "cms", {"hash_count": 4, "width": 16, "hash_seed": 1}
+    q["Fruit?"].save(update_fields=["mechanism", "mechanism_params"])
+    assert declare(organizer_client, survey, q["Fruit?"], q["Weekend?"]).status_code == 302
+    html = organizer_client.get(survey.get_absolute_url(), **KOREAN).content.decode()
+    row = html[html.index("data-posthoc>") :]
+    row = row[: row.index("</tr>")]
+    assert "data-posthoc-unavailable" in row and "사후 교차할 수 없습니다" in row and "±" not in row
