@@ -36,6 +36,7 @@ from surveys.models import (
     MIN_OPTIONS,
     Matrix,
     Question,
+    Report,
     Survey,
     asked_jointly,
     build_mechanism,
@@ -631,6 +632,7 @@ class MatrixEditForm(forms.Form):
         self.matrix = matrix
         first = matrix.items.order_by("position", "id").first()
         self.k = first.k if first is not None else 0
+        self.current = list(first.options) if first is not None else []
         kwargs.setdefault("initial", {"title": matrix.title, "options_text": "\n".join(first.options if first else [])})
         kwargs.setdefault("prefix", f"matrix-{matrix.pk}")  # several matrices' forms on one page
         super().__init__(*args, **kwargs)
@@ -648,6 +650,16 @@ class MatrixEditForm(forms.Form):
                     "for another number of options, delete the matrix and add it again."
                 )
                 % {"k": self.k}
+            )
+        reordered = options != self.current and sorted(options) == sorted(self.current)
+        if reordered and Report.objects.filter(question__matrix=self.matrix).exists():
+            # As a question's: reports are kept by option position, so moving the same labels would
+            # silently swap what every item's reports mean.
+            raise forms.ValidationError(
+                _(
+                    "This matrix already has reports, so its options keep their order; you may reword them, "
+                    "but not move them."
+                )
             )
         return options
 

@@ -235,3 +235,17 @@ def test_a_matrix_is_retitled_and_its_options_reworded_on_every_item_even_after_
     response = organizer_client.post(url, data, follow=True)
     assert "Keep the 3 options" in response.content.decode()
     assert {tuple(q.options) for q in matrix.items.all()} == {("No", "Maybe", "Yes")}
+
+
+def test_a_matrix_with_reports_keeps_the_order_of_its_options(organizer_client, with_matrix):
+    # Reports are kept by option position: the same labels in a new order would swap their meaning.
+    survey, matrix = with_matrix
+    actions.do_open_survey(survey)
+    make_reports(matrix.items.order_by("position").first(), [0, 1, 2])
+    before = matrix.items.first().options
+    prefix = f"matrix-{matrix.pk}"
+    url = reverse("matrix_edit", args=[survey.pk, matrix.pk])
+    data = {f"{prefix}-title": "Agreement", f"{prefix}-options_text": "\n".join(reversed(before))}
+    response = organizer_client.post(url, data, follow=True, HTTP_ACCEPT_LANGUAGE="ko")
+    assert "순서" in response.content.decode()
+    assert {tuple(q.options) for q in matrix.items.all()} == {tuple(before)}
