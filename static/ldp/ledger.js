@@ -13,6 +13,10 @@
  *   V, the number of possible permanent responses (k options for dBitFlip, G + 1 grid points for
  *   1BitMean; unbounded, null, for free text). The ledger stores no answer and nothing derived
  *   from one, so it cannot tell whether the answer changed and takes the worst case.
+ *   A question's randomization is one stream per distinct parameters: a memo's `digest`
+ *   (memo.js specDigest) keys its permanent layer, so a question whose parameters changed between
+ *   rounds has independent permanent layers whose bounds add up; entries are grouped by (series,
+ *   question, digest), never by (series, question) alone.
  *
  * Entries: {survey, title, series, round, question, epsilon, memo, day}, memo being null or
  * {epsilon_infinity, values}; day is the local date (YYYY-MM-DD), for the respondent's own list.
@@ -24,6 +28,7 @@ export const LEDGER_KEY = "murmur-epsilon-ledger-v1";
  * @typedef {object} Memo
  * @property {number} epsilon_infinity   the permanent layer's epsilon
  * @property {number | null} values      how many distinct permanent responses are possible (null: unbounded)
+ * @property {string | null} [digest]    the randomization's digest (memo.js specDigest); null in older entries
  *
  * @typedef {object} Spend
  * @property {string} survey     the survey's public id
@@ -68,6 +73,8 @@ export function makeEntry(spend, now = new Date()) {
     require(series !== null, "a memoized question needs its series");
     require(positiveNumber(memo.epsilon_infinity), "memo.epsilon_infinity must be a positive number");
     require(memo.values === null || (Number.isInteger(memo.values) && memo.values >= 1), "memo.values must be a positive integer or null");
+    const digest = memo.digest ?? null;
+    require(digest === null || (typeof digest === "string" && /^[0-9a-f]{64}$/.test(digest)), "memo.digest must be 64 hex digits or null");
   }
   const pad = (/** @type {number} */ x) => String(x).padStart(2, "0");
   const day = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
@@ -143,7 +150,8 @@ const sum = (values) => values.reduce((total, x) => total + x, 0);
 
 /**
  * Total under memoization: one-off entries add their epsilon; each memoized (series, question)
- * adds min(sum of its epsilons, min(rounds, V) * epsilon_inf), V and epsilon_inf the largest recorded.
+ * (series, question, digest) adds min(sum of its epsilons, min(rounds, V) * epsilon_inf), V and
+ * epsilon_inf the largest recorded: another digest is another permanent layer, counted on its own.
  * @param {Entry[]} entries
  */
 export function memoizedTotal(entries) {
@@ -155,7 +163,7 @@ export function memoizedTotal(entries) {
       total += entry.epsilon;
       continue;
     }
-    const key = JSON.stringify([entry.series, entry.question]);
+    const key = JSON.stringify([entry.series, entry.question, entry.memo.digest ?? null]);
     groups.set(key, [...(groups.get(key) ?? []), entry]);
   }
   for (const group of groups.values()) {

@@ -385,3 +385,110 @@ export function roundSpend(spec, gamma = 0) {
   }
   throw new RangeError(`no memoized form for mechanism ${JSON.stringify(spec?.mechanism)}`);
 }
+
+/**
+ * The pins: per (series, question), the digests of every randomization this device has answered
+ * it under, kept in localStorage next to the device secret (never sent; forgetDeviceSecret leaves
+ * them, forgetPins deletes them). A server that changes a memoized question's parameters between
+ * rounds cannot make the page present the old epsilon_inf silently: the page compares the spec's
+ * digest with the pins (pinStatus) and says so before sending, and the permanent layer is keyed by
+ * the digest too (memoQuestionKey), so other parameters give a new, independent permanent layer
+ * whose epsilon_inf the ledger adds as a stream of its own.
+ */
+export const PINS_KEY = "murmur-memo-pins-v1";
+const DIGEST_DOMAIN = "murmur-memo-spec-v1";
+
+/**
+ * JSON with object keys sorted at every depth, so equal specs give equal text.
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const object = /** @type {Record<string, unknown>} */ (value);
+    return `{${Object.keys(object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The digest of a memoized question's randomization: SHA-256 (hex) of the canonical JSON of its
+ * spec (mechanism, epsilon, parameters) and memo block (series, question, layers, gamma).
+ * @param {any} spec
+ * @param {any} memo
+ * @returns {Promise<string>}
+ */
+export async function specDigest(spec, memo) {
+  const bytes = encodeFields(DIGEST_DOMAIN, canonicalJson({ spec, memo }));
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The question label the permanent layer is keyed by: the question's id and its spec digest, so
+ * each distinct randomization of a question has its own permanent layer.
+ * @param {string} question
+ * @param {string} digest  64 hex digits
+ */
+export function memoQuestionKey(question, digest) {
+  if (!/^[0-9a-f]{64}$/.test(digest)) throw new RangeError("digest must be 64 hex digits");
+  return `${question}#${digest}`;
+}
+
+/**
+ * @param {Storage} storage
+ * @returns {Record<string, string[]>}
+ */
+function readPins(storage) {
+  try {
+    const pins = JSON.parse(storage.getItem(PINS_KEY) ?? "{}");
+    return pins !== null && typeof pins === "object" && !Array.isArray(pins) ? pins : {};
+  } catch {
+    return {};
+  }
+}
+
+/** @param {string} series @param {string} question */
+const pinName = (series, question) => JSON.stringify([series, question]);
+
+/**
+ * Whether this device answered the question under this randomization: "new" (never answered
+ * it), "same" (answered under this digest before) or "changed" (answered only under others).
+ * @param {string} series
+ * @param {string} question
+ * @param {string} digest
+ * @param {Storage} [storage]
+ * @returns {"new" | "same" | "changed"}
+ */
+export function pinStatus(series, question, digest, storage = globalThis.localStorage) {
+  const pinned = readPins(storage)[pinName(series, question)];
+  if (!Array.isArray(pinned) || pinned.length === 0) return "new";
+  return pinned.includes(digest) ? "same" : "changed";
+}
+
+/**
+ * Pin a digest for (series, question), after an answer under it was sent.
+ * @param {string} series
+ * @param {string} question
+ * @param {string} digest
+ * @param {Storage} [storage]
+ */
+export function pinDigest(series, question, digest, storage = globalThis.localStorage) {
+  const pins = readPins(storage);
+  const name = pinName(series, question);
+  const pinned = Array.isArray(pins[name]) ? pins[name] : [];
+  if (!pinned.includes(digest)) pins[name] = [...pinned, digest];
+  storage.setItem(PINS_KEY, JSON.stringify(pins));
+}
+
+/**
+ * Delete every pin from this device.
+ * @param {Storage} [storage]
+ */
+export function forgetPins(storage = globalThis.localStorage) {
+  storage.removeItem(PINS_KEY);
+}

@@ -13,6 +13,12 @@
  * device secret per (series, question, answer), the same every round (1BitMean: after alpha-point
  * rounding with a kept alpha), and fresh noise on top (RAPPOR's IRR; the bits flipped with the
  * block's gamma). The secret stays in localStorage.
+ *
+ * Each memoized question's randomization (spec and memo block) is pinned by its digest in
+ * localStorage (memo.js pinStatus, pinDigest; never sent). The permanent layer is keyed by the
+ * digest, so a question whose parameters changed since this device last answered it gets a new,
+ * independent permanent layer, which the ledger counts as a stream of its own; the page says so
+ * above the question, with the new stream's epsilon_inf, before anything is sent.
  */
 
 import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
@@ -26,11 +32,15 @@ import { recordSpends } from "../ldp/ledger.js";
 import {
   dbitflipRound,
   loadDeviceSecret,
+  memoQuestionKey,
   oneBitRound,
   permanentDBitFlipSpec,
   permanentOneBitSpec,
+  pinDigest,
+  pinStatus,
   rapporRound,
   roundSpend,
+  specDigest,
 } from "../ldp/memo.js";
 import { refusalReason } from "./promise.js";
 
@@ -50,7 +60,7 @@ if (form) setUp(form);
 /** @param {HTMLFormElement} form */
 function setUp(form) {
   const specElement = /** @type {HTMLElement} */ (document.getElementById("murmur-specs"));
-  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string, gamma?: number}}>} */
+  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string, gamma?: number}, digest?: string}>} */
   const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
@@ -71,10 +81,18 @@ function setUp(form) {
   const numberOf = (/** @type {number} */ question) => 1 + fieldsets.findIndex((f) => Number(f.dataset.questionId) === question);
   const refusal = refusalReason([...specs.values()], promise, numberOf);
   if (refusal) showError(errorBox, refusal);
-  submitButton.disabled = false;
+  const pinned = refusal ? Promise.resolve() : checkPins(specs, fieldsets);
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    await pinned;
+    submit();
+  });
+  pinned.then(() => {
+    submitButton.disabled = false;
+  });
+
+  async function submit() {
     if (refusal) {
       showError(errorBox, refusal);
       return;
@@ -147,13 +165,69 @@ function setUp(form) {
         submitButton.disabled = false;
         return;
       }
-      if (!data.preview) recordInLedger(form, data.receipt, specs);
+      if (!data.preview) {
+        recordInLedger(form, data.receipt, specs);
+        pinSent(data.receipt, specs);
+      }
       showReceipt(form, reports, data.receipt);
     } catch {
       showError(errorBox, gettext("Sending failed. Check your connection and try again."));
       submitButton.disabled = false;
     }
-  });
+  }
+}
+
+/**
+ * Compute each memoized question's digest (kept on its spec entry) and, above a question this
+ * device answered before under other parameters, say that it starts a new memoized stream and
+ * what that costs. A browser that refuses storage pins nothing and warns of nothing it cannot know.
+ * @param {Map<number, any>} specs
+ * @param {HTMLElement[]} fieldsets
+ */
+async function checkPins(specs, fieldsets) {
+  for (const entry of specs.values()) {
+    if (!entry.memo) continue;
+    entry.digest = await specDigest(entry.spec, entry.memo);
+    let status = "new";
+    try {
+      status = pinStatus(entry.memo.series, entry.memo.question, entry.digest);
+    } catch {
+      continue;
+    }
+    if (status !== "changed") continue;
+    const fieldset = fieldsets.find((f) => Number(f.dataset.questionId) === entry.question);
+    if (!fieldset) continue;
+    const notice = document.createElement("p");
+    notice.className = "notice warning";
+    notice.setAttribute("role", "status");
+    notice.dataset.memoChanged = "";
+    notice.textContent = interpolate(
+      gettext(
+        "This question's randomization changed since you last answered it on this device. Your answer starts a new memoized record, independent of the old one: over all rounds it can reveal up to ε∞ = %(epsilon)s more about you, on top of what your earlier answers to it spent.",
+      ),
+      { epsilon: memoSpend(entry).epsilon_infinity.toFixed(2) },
+      true,
+    );
+    const legend = fieldset.querySelector("legend");
+    if (legend) legend.after(notice);
+    else fieldset.prepend(notice);
+  }
+}
+
+/**
+ * Pin the digests of the memoized questions just sent (never sent anywhere themselves).
+ * @param {{question: number}[]} receipt
+ * @param {Map<number, any>} specs
+ */
+function pinSent(receipt, specs) {
+  try {
+    for (const item of receipt) {
+      const entry = specs.get(item.question);
+      if (entry?.memo && entry.digest) pinDigest(entry.memo.series, entry.memo.question, entry.digest);
+    }
+  } catch {
+    // Storage full or disabled: nothing pinned, like the ledger.
+  }
 }
 
 /**
@@ -203,7 +277,7 @@ function recordInLedger(form, receipt, specs) {
           round: series ? Number(form.dataset.round) : null,
           question: entry?.memo ? entry.memo.question : String(item.question),
           epsilon: item.epsilon,
-          memo: entry?.memo ? memoSpend(entry) : null,
+          memo: entry?.memo ? { ...memoSpend(entry), digest: entry.digest ?? null } : null,
         };
       }),
     );
@@ -233,7 +307,7 @@ function memoSpend(entry) {
 async function memoizedNumber(entry, value, random) {
   const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
   const permanent = permanentOneBitSpec(entry.spec, memo.gamma);
-  return oneBitRound(loadDeviceSecret(), memo.series, memo.question, value, permanent, memo.gamma, random);
+  return oneBitRound(loadDeviceSecret(), memo.series, keyOf(entry), value, permanent, memo.gamma, random);
 }
 
 /**
@@ -246,7 +320,16 @@ async function memoizedNumber(entry, value, random) {
 async function memoizedChoice(entry, index, random) {
   const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
   const permanent = permanentDBitFlipSpec(entry.spec, memo.gamma);
-  return dbitflipRound(loadDeviceSecret(), memo.series, memo.question, index, permanent, memo.gamma, random);
+  return dbitflipRound(loadDeviceSecret(), memo.series, keyOf(entry), index, permanent, memo.gamma, random);
+}
+
+/**
+ * The label a memoized question's permanent layer is keyed by: its id and its spec digest.
+ * @param {{memo?: {question: string}, digest?: string}} entry
+ */
+function keyOf(entry) {
+  if (!entry.memo || !entry.digest) throw new Error("a memoized question needs its digest");
+  return memoQuestionKey(entry.memo.question, entry.digest);
 }
 
 /**
@@ -268,7 +351,7 @@ function invitationToken() {
 async function randomizeAnswerText(entry, text, random) {
   const spec = entry.spec;
   if (spec.mechanism === "rappor" && entry.memo) {
-    return rapporRound(loadDeviceSecret(), entry.memo.series, entry.memo.question, text, spec, random);
+    return rapporRound(loadDeviceSecret(), entry.memo.series, keyOf(entry), text, spec, random);
   }
   if (spec.mechanism === "rappor") return randomizeRappor(spec, text, uniformInt(spec.cohorts, random), random);
   if (spec.mechanism === "text-hcms") return randomizeTextHadamard(spec, text, random);

@@ -32,12 +32,19 @@ CHANGED = "광안리 Okapi 2291"
 SECRETS = [ANSWER, normalize_text(ANSWER), "Zebra", "zebra", "7318", CHANGED, "Okapi", "2291"]
 RAPPOR_PARAMS = {"bits": 32, "hash_count": 2, "cohorts": 64, "f": 0.5}
 
+#: The label a spec entry's permanent layer is keyed by: its question id and its spec digest.
+KEY_OF = """async (entry) => {
+  const memo = await import('/static/ldp/memo.js');
+  return memo.memoQuestionKey(entry.memo.question, await memo.specDigest(entry.spec, entry.memo));
+}"""
+
 #: Recomputes, inside the page, the permanent layer of a value from this browser's device secret.
-PERMANENT = """async ([series, question, text, spec]) => {
+PERMANENT = """async ([entry, text]) => {
   const memo = await import('/static/ldp/memo.js');
   const { normalizeText } = await import('/static/ldp/text.js');
   const secret = memo.loadDeviceSecret();
-  const { cohort, permanent } = await memo.memoizedPrr(secret, series, question, normalizeText(text), spec);
+  const key = memo.memoQuestionKey(entry.memo.question, await memo.specDigest(entry.spec, entry.memo));
+  const { cohort, permanent } = await memo.memoizedPrr(secret, entry.memo.series, key, normalizeText(text), entry.spec);
   return { cohort, permanent };
 }"""
 
@@ -78,7 +85,8 @@ def survey(db):
 MEMOIZED_CHOICE = """async ([entry, value]) => {
   const memo = await import('/static/ldp/memo.js');
   const permanent = memo.permanentDBitFlipSpec(entry.spec, entry.memo.gamma);
-  return memo.memoizedDBitFlip(memo.loadDeviceSecret(), entry.memo.series, entry.memo.question, value, permanent);
+  const key = memo.memoQuestionKey(entry.memo.question, await memo.specDigest(entry.spec, entry.memo));
+  return memo.memoizedDBitFlip(memo.loadDeviceSecret(), entry.memo.series, key, value, permanent);
 }"""
 
 
@@ -86,7 +94,8 @@ MEMOIZED_CHOICE = """async ([entry, value]) => {
 MEMOIZED_NUMBER = """async ([entry, value]) => {
   const memo = await import('/static/ldp/memo.js');
   const permanent = memo.permanentOneBitSpec(entry.spec, entry.memo.gamma);
-  return memo.memoizedOneBit(memo.loadDeviceSecret(), entry.memo.series, entry.memo.question, value, permanent);
+  const key = memo.memoQuestionKey(entry.memo.question, await memo.specDigest(entry.spec, entry.memo));
+  return memo.memoizedOneBit(memo.loadDeviceSecret(), entry.memo.series, key, value, permanent);
 }"""
 
 
@@ -132,7 +141,7 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
         "question": str(text_question.pk),
         "layers": "memoized-prr+irr",
     }
-    first = page.evaluate(PERMANENT, [survey.series.key, entry["memo"]["question"], ANSWER, entry["spec"]])
+    first = page.evaluate(PERMANENT, [entry, ANSWER])
     first_report = next(r["report"] for r in first_body["reports"] if r["question"] == text_question.pk)
     assert first_report == {"cohort": first["cohort"], "bits": first["permanent"]}
 
@@ -153,12 +162,12 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     second_text = second_round.questions.get(kind="text")
     second_body, second_entries = answer(page, live_server, second_round, ANSWER)
     entry_two, choice_two = second_entries["rappor"], second_entries["dbitflip"]
-    second = page.evaluate(PERMANENT, [survey.series.key, entry_two["memo"]["question"], ANSWER, entry_two["spec"]])
+    second = page.evaluate(PERMANENT, [entry_two, ANSWER])
     second_report = next(r["report"] for r in second_body["reports"] if r["question"] == second_text.pk)
     assert entry_two["memo"]["question"] == entry["memo"]["question"]
     assert second == first and second_report == first_report
     # A changed answer has an independent permanent layer (the same cohort: it does not depend on the answer).
-    changed = page.evaluate(PERMANENT, [survey.series.key, entry["memo"]["question"], CHANGED, entry["spec"]])
+    changed = page.evaluate(PERMANENT, [entry, CHANGED])
     assert changed["cohort"] == first["cohort"] and changed["permanent"] != first["permanent"]
     third_round = rounds.do_open_next_round(second_round)
     third_body, third_entries = answer(page, live_server, third_round, CHANGED, option=2, hours=2.6)
@@ -182,18 +191,21 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     grid = sleep["spec"]["grid"]
     assert math.floor(7.3 / 10 * grid) <= seven["point"] <= math.ceil(7.3 / 10 * grid)
     assert math.floor(2.6 / 10 * grid) <= two["point"] <= math.ceil(2.6 / 10 * grid)
-    # Python derives the same layers from the secret (read here by the test only; it is never sent).
+    # Python derives the same layers from the secret (read here by the test only; it is never sent),
+    # keyed by the question's id and its spec digest.
     secret_hex = page.evaluate("localStorage.getItem('murmur-device-secret-v1')")
     mechanism = text_question.current_randomization().build_mechanism().inner
+    text_key = page.evaluate(KEY_OF, entry)
+    assert text_key.startswith(f"{text_question.pk}#")
     cohort, permanent = memoized_prr(
-        bytes.fromhex(secret_hex), survey.series.key, str(text_question.pk), normalize_text(ANSWER), mechanism
+        bytes.fromhex(secret_hex), survey.series.key, text_key, normalize_text(ANSWER), mechanism
     )
     assert cohort == first["cohort"] and permanent.tolist() == first["permanent"]
     served = survey.questions.get(kind="numeric").current_randomization().build_mechanism()
     denominator, base, slope = rounds.permanent_one_bit_weights(sleep["spec"])
     stand_in = SimpleNamespace(round_to_grid=served.round_to_grid, denominator=denominator, base=base, slope=slope)
     memo = sleep["memo"]
-    assert memoized_one_bit(bytes.fromhex(secret_hex), memo["series"], memo["question"], 7.3, stand_in) == (
+    assert memoized_one_bit(bytes.fromhex(secret_hex), memo["series"], page.evaluate(KEY_OF, sleep), 7.3, stand_in) == (
         seven["point"],
         seven["bit"],
     )
