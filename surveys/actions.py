@@ -10,7 +10,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys import accounts, invitations
-from surveys.models import Matrix, Question, Randomization, Report, Survey, asked_jointly, spent_epsilon
+from surveys.models import (
+    DEFAULT_MEMO_GAMMA,
+    Matrix,
+    Question,
+    Randomization,
+    Report,
+    Survey,
+    asked_jointly,
+    spent_epsilon,
+)
 
 
 class LifecycleError(Exception):
@@ -224,8 +233,15 @@ def sync_randomization(question: Question) -> Randomization:
     Randomization.objects.filter(pk__in=[r.pk for r in in_force]).update(retired=True)
     last = question.randomizations.aggregate(last=Max("version"))["last"] or 0
     mechanism, k, epsilon, params = question.randomization_key()
+    recurring = question.survey.series_id is not None
     return Randomization.objects.create(
-        question=question, version=last + 1, mechanism=mechanism, k=k, epsilon=epsilon, params=params
+        question=question,
+        version=last + 1,
+        mechanism=mechanism,
+        k=k,
+        epsilon=epsilon,
+        params=params,
+        memo_gamma=DEFAULT_MEMO_GAMMA.get(mechanism) if recurring else None,
     )
 
 

@@ -44,6 +44,13 @@ def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> An
     return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
 
 
+#: The memoized layer's flip probability a new randomization of a recurring survey stores, per
+#: mechanism (``Randomization.memo_gamma``): dBitFlip's bits flipped with 0.1 every round; 1BitMean's
+#: with 1/4, which keeps the memoized bit's weights integers on a denominator of 2D (at most 2^53).
+#: Changing them affects new randomizations only.
+DEFAULT_MEMO_GAMMA = {"dbitflip": 0.1, "1bitmean": 0.25}
+
+
 def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> AnyMechanism:
     """The ldp mechanism for these parameters, built once per process.
 
@@ -385,6 +392,11 @@ class Randomization(models.Model):
     k = models.PositiveSmallIntegerField()
     epsilon = models.FloatField()
     params = models.JSONField(default=dict)
+    memo_gamma = models.FloatField(null=True, blank=True)
+    """In a recurring survey, the flip probability of the memoized layer of dBitFlip and 1BitMean
+    (``surveys.rounds``): stored with the parameters when the randomization is created (or the
+    survey becomes recurring), sent in the memo block, never changed, so a later default cannot
+    reinterpret a round's reports. None: not memoized."""
     retired = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -29,11 +29,16 @@ stored mechanism's distribution:
   epsilon_inf. It needs p1' < 1 - gamma, i.e. epsilon below 2 ln((1 - gamma) / gamma) (4.39 at
   gamma = 0.1; half that for d = 1); above it the question is randomized afresh every round.
 
-* 1BitMean (``memoized-bit+flip``, gamma = 1/4): alpha-point rounding with a kept alpha, then the
-  bit memoized per grid point with weights (2D, 4A - D, 4m) (:func:`permanent_one_bit_weights`),
-  flipped with probability 1/4 every round, which gives back exactly the stored 1BitMean's
-  (A + k m) / D. It needs 4A > D, i.e. epsilon below ln 3; above it the question is randomized
-  afresh every round.
+* 1BitMean (``memoized-bit+flip``, gamma = 1/4, the only flip it takes): alpha-point rounding with
+  a kept alpha, then the bit memoized per grid point with weights (2D, 4A - D, 4m)
+  (:func:`permanent_one_bit_weights`), flipped with probability 1/4 every round, which gives back
+  exactly the stored 1BitMean's (A + k m) / D. It needs 4A > D, i.e. epsilon below ln 3; above it
+  the question is randomized afresh every round.
+
+gamma is stored with each randomization (``Randomization.memo_gamma``, set when it is created in a
+recurring survey or when the survey becomes recurring; defaults in
+:data:`~surveys.models.DEFAULT_MEMO_GAMMA`) and sent in the memo block, so changing the default
+later changes new randomizations only, never how an earlier round's reports were made.
 """
 
 from __future__ import annotations
@@ -50,21 +55,23 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
-from surveys.models import Question, Randomization, Series, Survey
+from surveys.models import DEFAULT_MEMO_GAMMA, Question, Randomization, Series, Survey
 
 log = logging.getLogger(__name__)
 
 #: The layers of a memoized report, per mechanism: RAPPOR's permanent randomized response (PRR,
 #: memoized per series, question and true value) under a fresh instantaneous one (IRR) each round.
 MEMO_LAYERS = {"rappor": "memoized-prr+irr", "dbitflip": "memoized-bits+flip", "1bitmean": "memoized-bit+flip"}
-#: dBitFlip's instantaneous layer: each memoized bit flipped with this probability every round.
-MEMO_GAMMA = 0.1
-#: 1BitMean's flip: 1/4 keeps the memoized bit's weights integers on a denominator of 2D (at most 2^53).
-ONE_BIT_GAMMA = 0.25
 
 
-def memo_block(survey: Survey, question: Question, spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The spec entry's ``memo`` block for a question of a recurring survey, or None (not memoized)."""
+def memo_block(
+    survey: Survey, question: Question, spec: dict[str, Any], gamma: float | None = None
+) -> dict[str, Any] | None:
+    """The spec entry's ``memo`` block for a question of a recurring survey, or None (not memoized).
+
+    ``gamma`` is the randomization's stored flip (``Randomization.memo_gamma``); None (an unsaved
+    preview's randomization) takes :data:`~surveys.models.DEFAULT_MEMO_GAMMA`.
+    """
     mechanism = spec["mechanism"]
     if survey.series_id is None or mechanism not in MEMO_LAYERS:
         return None
@@ -73,15 +80,18 @@ def memo_block(survey: Survey, question: Question, spec: dict[str, Any]) -> dict
         "question": question.memo_key,
         "layers": MEMO_LAYERS[mechanism],
     }
-    if mechanism == "dbitflip":
-        if not spec["true_bit_probability"] < 1 - MEMO_GAMMA - 1e-9:
-            return None  # epsilon too large for the flip: randomized afresh every round
-        block["gamma"] = MEMO_GAMMA
-    if mechanism == "1bitmean":
-        if not 4 * spec["base"] - spec["denominator"] >= 1:
-            return None  # epsilon at or above ln 3: too large for the flip
-        block["gamma"] = ONE_BIT_GAMMA
+    if mechanism in DEFAULT_MEMO_GAMMA:
+        block["gamma"] = DEFAULT_MEMO_GAMMA[mechanism] if gamma is None else gamma
+    if mechanism == "dbitflip" and not spec["true_bit_probability"] < 1 - block["gamma"] - 1e-9:
+        return None  # epsilon too large for the flip: randomized afresh every round
+    if mechanism == "1bitmean" and (block["gamma"] != 0.25 or not 4 * spec["base"] - spec["denominator"] >= 1):
+        return None  # only a flip of 1/4 keeps the weights integers; epsilon at or above ln 3 is too large for it
     return block
+
+
+def memoized_randomizations(survey: Survey) -> Any:
+    """The survey's randomizations with a memoized form that uses a flip (dBitFlip, 1BitMean)."""
+    return Randomization.objects.filter(question__survey=survey, mechanism__in=list(DEFAULT_MEMO_GAMMA))
 
 
 def permanent_one_bit_weights(spec: dict[str, Any]) -> tuple[int, int, int]:
@@ -154,6 +164,11 @@ def do_make_recurring(survey: Survey, recurrence: str, now: datetime | None = No
         series = Series.objects.create(recurrence=recurrence)
         survey.series, survey.round_number = series, 1
         survey.save(update_fields=["series", "round_number"])
+        # From now on its memoized questions flip with the default gamma, stored with each randomization.
+        for mechanism, gamma in DEFAULT_MEMO_GAMMA.items():
+            memoized_randomizations(survey).filter(mechanism=mechanism, memo_gamma__isnull=True).update(
+                memo_gamma=gamma
+            )
     series.recurrence = recurrence
     series.next_round_at = next_due(recurrence, now)
     series.save(update_fields=["recurrence", "next_round_at"])

@@ -32,7 +32,7 @@ def spec_entry(question: Question, randomization: Randomization, survey: Survey 
         "version": randomization.version,
         "spec": randomization.build_mechanism().client_spec(),
     }
-    memo = memo_block(survey, question, entry["spec"]) if survey is not None else None
+    memo = memo_block(survey, question, entry["spec"], randomization.memo_gamma) if survey is not None else None
     return entry | ({"memo": memo} if memo else {})
 
 

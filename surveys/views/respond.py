@@ -65,6 +65,8 @@ class AnswerItem:
     """Asked in a declared pair: the pair's question id. ``spec`` and ``privacy`` are then the pair's."""
     pair_role: str = ""
     """"first" or "second": its answer's place in the pair's one answer, first * k2 + second."""
+    memo_gamma: float | None = None
+    """The randomization's stored flip of a memoized layer (``Randomization.memo_gamma``)."""
 
     @property
     def epsilon(self) -> float:
@@ -135,6 +137,7 @@ def answer_item(randomization: Randomization, n: int) -> AnswerItem:
         version=randomization.version,
         spec=mechanism.client_spec(),
         privacy=cost_of(mechanism, n),
+        memo_gamma=randomization.memo_gamma,
     )
 
 
@@ -169,7 +172,7 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
 
 def with_memo(survey: Survey, item: AnswerItem) -> AnswerItem:
     """The item with its memo block and longitudinal bound when the survey recurs and its mechanism memoizes."""
-    memo = rounds.memo_block(survey, item.question, item.spec)
+    memo = rounds.memo_block(survey, item.question, item.spec, item.memo_gamma)
     if memo is None:
         return item
     return replace(item, memo=memo, epsilon_infinity=rounds.permanent_epsilon(item.spec, memo))

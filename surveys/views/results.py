@@ -1005,7 +1005,7 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     for question in survey.questions.all():
         for r in question.randomizations.all():
             spec = r.build_mechanism().client_spec()
-            memo = rounds.memo_block(survey, question, spec)
+            memo = rounds.memo_block(survey, question, spec, r.memo_gamma)
             records.append(
                 {
                     "round": survey.round_number,
