@@ -3,7 +3,9 @@
 A respondent who answers the same question every week must not leak more every week. RAPPOR
 (ref. 1) and Microsoft's telemetry (ref. 2) split each report into two layers:
 
-* a **permanent** layer, computed once per (survey series, question, true value) and reused:
+* a **permanent** layer, computed once per (survey series, question, true value) and reused (the
+  app's "question" label also carries a digest of the question's parameters, so changed parameters
+  start a new layer: ``static/ldp/memo.js`` ``memoQuestionKey``):
   RAPPOR's PRR B', dBitFlip's bits for its sampled buckets, 1BitMean's bit for the grid point
   that alpha-point rounding gives (seed 004, formulas 3-5);
 * an **instantaneous** layer drawn fresh for every round on top of it: RAPPOR's IRR (p, q), and

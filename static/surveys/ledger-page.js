@@ -6,7 +6,7 @@
  */
 
 import { forgetLedger, ledgerTotals, readLedger } from "../ldp/ledger.js";
-import { SECRET_KEY, forgetDeviceSecret } from "../ldp/memo.js";
+import { SECRET_KEY, forgetDeviceSecret, forgetPins } from "../ldp/memo.js";
 
 /** @param {number} epsilon */
 const formatEpsilon = (epsilon) => `ε = ${Number(epsilon.toPrecision(4))}`;
@@ -57,7 +57,9 @@ const secretBox = /** @type {HTMLElement | null} */ (document.querySelector("[da
 if (secretBox) {
   showSecret(secretBox);
   secretBox.querySelector("[data-device-secret-forget]")?.addEventListener("click", () => {
+    // The pins name the parameters this secret's permanent layers were drawn under: they go with it.
     forgetDeviceSecret();
+    forgetPins();
     showSecret(secretBox);
   });
 }

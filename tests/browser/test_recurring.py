@@ -236,8 +236,10 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     choices = [e for e in ledger if e["memo"] is not None and e["memo"]["values"] == 3]
     assert [e["round"] for e in choices] == [1, 2, 3] and choices[0]["epsilon"] == 1.0
     assert page.evaluate("localStorage.getItem('murmur-device-secret-v1')") is not None
+    assert page.evaluate("localStorage.getItem('murmur-memo-pins-v1')") is not None
     page.click("[data-device-secret-forget]")
     assert page.evaluate("localStorage.getItem('murmur-device-secret-v1')") is None
+    assert page.evaluate("localStorage.getItem('murmur-memo-pins-v1')") is None
     assert page.is_disabled("[data-device-secret-forget]")
 
     # Nothing true and nothing secret reached the server: requests, cookies, logs.
