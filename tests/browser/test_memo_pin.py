@@ -9,6 +9,7 @@ import json
 import math
 
 import pytest
+from django.db import transaction
 from django.urls import reverse
 
 from surveys import actions, rounds
@@ -81,7 +82,8 @@ def test_changed_parameters_are_shown_before_sending_and_counted_as_a_second_str
     question = third_round.questions.get()
     Question.objects.filter(pk=question.pk).update(epsilon=2.0)
     question.refresh_from_db()
-    actions.sync_randomization(question)
+    with transaction.atomic():  # sync_randomization locks the version in force (FOR UPDATE on PostgreSQL)
+        actions.sync_randomization(question)
     third_warnings, third, third_report = answer(page, live_server, third_round)
     assert third["memo"]["question"] == first["memo"]["question"] and third["spec"]["epsilon"] == 2.0
     assert len(third_warnings) == 1
