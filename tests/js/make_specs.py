@@ -21,7 +21,8 @@ from pathlib import Path
 
 from ldp import make_mechanism, make_numeric_mechanism
 from ldp.crosstab import declared_mechanism
-from ldp.multiselect import make_set_mechanism
+from ldp.mechanisms import OptimalLocalHashing
+from ldp.multiselect import PaddingAndSampling, make_set_mechanism
 from tests.js import memo_tables
 
 PATH = Path(__file__).with_name("specs.json")
@@ -100,7 +101,8 @@ NUMERIC_PRIVACY_CASES = {
 
 
 # name, k, epsilon, max_choices; multiselect_specs.json holds each spec and, where the report space
-# is small, Python's exact table P(report | set) over every admissible set (ldp.multiselect.all_sets).
+# is small, Python's exact table P(report | set) over every admissible set (ldp.multiselect.all_sets);
+# for padding with OLH, that of small_padding_olh() (the default prime is too large to enumerate).
 MULTISELECT_CASES = {
     "set-sue-k5-l2": ("set-sue", 5, 1.0, 2),
     "set-oue-k4-l3": ("set-oue", 4, 2.0, 3),
@@ -109,6 +111,18 @@ MULTISELECT_CASES = {
     "padding-krr-k5-l5": ("padding-krr", 5, 3.0, 5),
     "padding-olh-k5-l2": ("padding-olh", 5, 2.0, 2),
 }
+
+
+def small_padding_olh() -> PaddingAndSampling:
+    """Padding-and-sampling with OLH (k 3, epsilon 1, l 2) over a hash family small enough to enumerate.
+
+    The oracle is the same construction over k + l = 5 items with range 2 and prime 7, put in place
+    of the default one, whose prime makes P^3 g reports, far too many to enumerate.
+    tests/ldp/test_multiselect_privacy.py checks its table; multiselect.test.mjs derives it again.
+    """
+    mechanism = PaddingAndSampling(k=3, epsilon=1.0, max_choices=2, oracle_name="olh")
+    object.__setattr__(mechanism, "oracle", OptimalLocalHashing(k=5, epsilon=1.0, range_size=2, prime=7))
+    return mechanism
 
 
 #: Declared cross-tab pairs: the mechanism over k1 k2 options (ldp.crosstab.declared_mechanism).
@@ -126,6 +140,9 @@ def render_multiselect() -> str:
         specs[key] = mechanism.client_spec()
         if name != "padding-olh":
             tables[key] = mechanism.report_probabilities().tolist()
+    small = small_padding_olh()
+    specs["padding-olh-k3-l2-p7"] = small.client_spec()
+    tables["padding-olh-k3-l2-p7"] = small.report_probabilities().tolist()
     return json.dumps({"specs": specs, "tables": tables}) + "\n"
 
 

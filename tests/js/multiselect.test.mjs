@@ -4,15 +4,19 @@
 // Distribution: the table P(report | set) the JavaScript derives from each spec, over every
 // admissible set (sizes 0..l, in ldp.multiselect.all_sets order), equals Python's (1e-12).
 // Privacy: that table's worst likelihood ratio equals e^epsilon (relative 1e-9): the whole set
-// under one epsilon, dummies included. Sampling: DRAWS reports from a seeded source; every
-// observed share lies within 4 standard errors of the probability the spec implies.
+// under one epsilon, dummies included. Padding with OLH over a small prime (padding-olh-k3-l2-p7,
+// every hash function enumerated): randomizeSet's own distribution, replayed over every
+// combination of its draws, equals Python's too and attains epsilon. Sampling: DRAWS reports from
+// a seeded source; every observed share lies within 4 standard errors of the probability the spec
+// implies.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { checkChosen, checkSetSpec, randomizeSet, sampleItem, setSpecEpsilon } from "../../static/ldp/multiselect.js";
-import { seededSource } from "./tables.mjs";
+import { replayedDistribution, uniformDraw, unitDraw } from "./seeded.mjs";
+import { krrTable, olhTable, seededSource } from "./tables.mjs";
 
 const { specs: SPECS, tables: TABLES } = JSON.parse(
   readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"),
@@ -66,12 +70,27 @@ function reportTable(spec) {
       return row;
     });
   }
-  const d = spec.k + spec.max_choices;
-  const keep = spec.oracle.keep_probability;
-  const other = (1 - keep) / (d - 1);
+  // Padding: P(report | set) = sum over items s of P(s | set) P(report | s), the oracle's table over k + l items.
+  const oracle = spec.oracle.mechanism === "olh" ? olhTable(spec.oracle) : krrTable(spec.oracle);
   return sets.map((set) => {
     const items = itemProbabilities(set, spec.k, spec.max_choices);
-    return Array.from({ length: d }, (_, y) => items.reduce((sum, w, s) => sum + w * (s === y ? keep : other), 0));
+    return oracle[0].map((_, y) => items.reduce((sum, w, s) => sum + w * oracle[s][y], 0));
+  });
+}
+
+/**
+ * P(report | set) of padding with OLH, from randomizeSet's own draws: the sampled slot, the
+ * coefficients a, b, c, keep or not (one uniform number against keep_probability) and, only when
+ * not kept, the other value. Columns in Python's (a, b, c, y) order.
+ */
+function replayedOlhTable(spec) {
+  const { prime, range_size: g, keep_probability: keep } = spec.oracle;
+  const prime3 = uniformDraw(prime);
+  const draws = [uniformDraw(spec.max_choices), prime3, prime3, prime3, unitDraw([keep]), uniformDraw(g - 1)];
+  const column = ({ hash: [a, b, c], value }) => ((a * prime + b) * prime + c) * g + value;
+  return allSets(spec.k, spec.max_choices).map((set) => {
+    const distribution = replayedDistribution(draws, (random) => randomizeSet(spec, set, random), column);
+    return Array.from({ length: prime ** 3 * g }, (_, y) => distribution.get(y) ?? 0);
   });
 }
 
@@ -140,6 +159,18 @@ test("padding-olh: the sampled item goes through OLH over k + l items", () => {
   assert.equal(report.hash.length, 3);
   assert.ok(report.value >= 0 && report.value < spec.oracle.range_size);
   assert.equal(spec.oracle.k, 7);
+});
+
+test("padding-olh-k3-l2-p7: randomizeSet's own report distribution, over every hash, equals Python's and attains epsilon", () => {
+  const spec = SPECS["padding-olh-k3-l2-p7"];
+  const table = replayedOlhTable(spec);
+  assert.equal(table.length, TABLES["padding-olh-k3-l2-p7"].length);
+  table.forEach((row, i) => {
+    assert.ok(Math.abs(row.reduce((sum, p) => sum + p, 0) - 1) <= 1e-12, `row ${i} sums to 1`);
+    row.forEach((p, y) => assert.ok(Math.abs(p - TABLES["padding-olh-k3-l2-p7"][i][y]) <= 1e-12, `[${i}][${y}]`));
+  });
+  const ratio = worstLogRatio(table);
+  assert.ok(Math.abs(ratio - spec.epsilon) <= 1e-9 * spec.epsilon, `worst log ratio ${ratio} != ${spec.epsilon}`);
 });
 
 test("sampleItem pads with dummies k, k + 1, ... and samples uniformly", () => {

@@ -49,3 +49,54 @@ export class MemoryStorage {
     this.items.delete(key);
   }
 }
+
+// Exact distributions from a randomizer's own draws: each draw it makes is listed, in order, as its
+// alternatives [words, probability]; replayedDistribution runs the randomizer on every combination.
+
+/** The words for which uniformUnit returns the multiple of 2^-53 at or just below u (0 <= u < 1). */
+export function unitWords(u) {
+  const n = Math.floor(u * 2 ** 53);
+  return [Math.floor(n / 2 ** 26) * 32, (n % 2 ** 26) * 64];
+}
+
+/** A uniformInt(n) draw: word i (below any rejection limit) gives i, with probability 1/n. */
+export function uniformDraw(n) {
+  return Array.from({ length: n }, (_, i) => [[i], 1 / n]);
+}
+
+/**
+ * A uniformUnit draw that is only compared with `thresholds`: the midpoint of each interval they
+ * cut [0, 1) into, with the interval's length (exact to 2^-53, uniformUnit's resolution).
+ */
+export function unitDraw(thresholds) {
+  const cuts = [0, ...[...thresholds].sort((a, b) => a - b), 1];
+  return cuts.slice(1).map((high, i) => [unitWords((cuts[i] + high) / 2), high - cuts[i]]).filter(([, p]) => p > 0);
+}
+
+/**
+ * Map from keyOf(report) to its probability: randomizeWith(source) is run once per combination
+ * of the draws' alternatives, on a source replaying their words. A draw the randomizer skips on
+ * some paths must come last: its unused words are ignored and its alternatives' probabilities
+ * sum to 1.
+ */
+export function replayedDistribution(draws, randomizeWith, keyOf) {
+  const distribution = new Map();
+  const visit = (i, words, probability) => {
+    if (i === draws.length) {
+      let next = 0;
+      const report = randomizeWith((out) => {
+        for (let j = 0; j < out.length; j += 1) {
+          if (next >= words.length) throw new Error("the replayed draws ran out of words");
+          out[j] = words[next++];
+        }
+        return out;
+      });
+      const key = keyOf(report);
+      distribution.set(key, (distribution.get(key) ?? 0) + probability);
+      return;
+    }
+    for (const [alternative, p] of draws[i]) visit(i + 1, [...words, ...alternative], probability * p);
+  };
+  visit(0, [], 1);
+  return distribution;
+}

@@ -17,6 +17,7 @@ from ldp.mechanisms import OptimalLocalHashing
 from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding, all_sets, make_set_mechanism
 from ldp.multiselect.unary import set_log_ratio
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
+from tests.js.make_specs import small_padding_olh
 
 UNARY_CASES = [(k, ell) for k in (2, 3, 5, 6) for ell in range(1, k + 1)]
 
@@ -84,10 +85,10 @@ def test_every_dummy_item_is_reported_and_matters():
 
 
 def test_padding_with_olh_is_bounded_by_epsilon_and_attains_it():
-    mechanism = PaddingAndSampling(k=3, epsilon=1.0, max_choices=2, oracle_name="olh")
-    small = OptimalLocalHashing(k=5, epsilon=1.0, range_size=2, prime=7)
-    object.__setattr__(mechanism, "oracle", small)  # the same construction over a prime small enough to enumerate
+    mechanism = small_padding_olh()  # the same construction over a prime small enough to enumerate
+    assert isinstance(mechanism.oracle, OptimalLocalHashing) and mechanism.oracle.prime == 7
     table = mechanism.report_probabilities()
+    assert table.shape == (1 + 3 + 3, 7**3 * 2)
     assert worst_case_log_ratio(table) == pytest.approx(1.0, rel=1e-9)
     assert mechanism.worst_case_log_ratio() == pytest.approx(1.0, rel=1e-12)
 
