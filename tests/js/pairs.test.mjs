@@ -1,14 +1,16 @@
 // Tests of static/ldp/pairs.js: a declared pair is randomized as one answer first * k2 + second
 // of k1 * k2 options, with the pair mechanism's spec from ldp.crosstab (multiselect_specs.json,
 // keys "pair-*"). The k-RR pair's report table, derived from the spec over all k1 * k2 joint
-// answers, equals Python's and its worst ratio is exactly e^epsilon: one epsilon covers both
-// answers. Sampling: seeded draws within 4 standard errors of the spec's probabilities.
+// answers, and the OUE pair's, enumerated from randomizePair itself over every report, equal
+// Python's and their worst ratio is exactly e^epsilon: one epsilon covers both answers.
+// Sampling: seeded draws within 4 standard errors of the spec's probabilities.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { encodePair, randomizePair } from "../../static/ldp/pairs.js";
+import { replayedDistribution, uniformDraw, unitDraw, worstLogRatio } from "./seeded.mjs";
 
 const { specs: SPECS, tables: TABLES } = JSON.parse(
   readFileSync(new URL("./multiselect_specs.json", import.meta.url), "utf8"),
@@ -54,11 +56,7 @@ test("pair-krr-3x4: the joint report table equals Python's and spends exactly ep
     }
   }
   table.forEach((row, i) => row.forEach((p, y) => assert.ok(Math.abs(p - TABLES["pair-krr-3x4"][i][y]) <= 1e-12)));
-  let worst = 0;
-  for (let y = 0; y < spec.k; y += 1) {
-    const column = table.map((row) => row[y]);
-    worst = Math.max(worst, Math.log(Math.max(...column) / Math.min(...column)));
-  }
+  const worst = worstLogRatio(table);
   assert.ok(Math.abs(worst - spec.epsilon) <= 1e-9 * spec.epsilon);
 });
 
@@ -72,6 +70,32 @@ test("pair-krr-3x4: reports follow k-RR around the encoded pair", () => {
     const se = Math.sqrt((p * (1 - p)) / DRAWS);
     assert.ok(Math.abs(count / DRAWS - p) <= 4 * se, `report ${y}`);
   });
+});
+
+test("pair-oue-2x3: randomizePair's own report table equals Python's and spends exactly epsilon once", () => {
+  const spec = SPECS["pair-oue-2x3"];
+  const [k1, k2] = spec.pair;
+  // OUE's draws: k shuffle words (d = k: every bucket is kept whatever they are), then one uniform
+  // number per bit, compared with p or q: three intervals each. Columns in Python's order
+  // (itertools.product: bucket 0 is the high bit).
+  const p = spec.true_bit_probability;
+  const q = spec.other_bit_probability;
+  const draws = [...new Array(spec.d).fill(uniformDraw(1)), ...new Array(spec.k).fill(unitDraw([q, p]))];
+  const column = (report) => {
+    assert.deepEqual(report.buckets, [...Array(spec.k).keys()]);
+    return report.bits.reduce((code, bit) => 2 * code + bit, 0);
+  };
+  const table = [];
+  for (let first = 0; first < k1; first += 1) {
+    for (let second = 0; second < k2; second += 1) {
+      const randomizeWith = (random) => randomizePair(spec, k1, k2, first, second, random);
+      const distribution = replayedDistribution(draws, randomizeWith, column);
+      table.push(Array.from({ length: 2 ** spec.k }, (_, y) => distribution.get(y) ?? 0));
+    }
+  }
+  table.forEach((row, i) => row.forEach((x, y) => assert.ok(Math.abs(x - TABLES["pair-oue-2x3"][i][y]) <= 1e-12, `[${i}][${y}]`)));
+  const worst = worstLogRatio(table);
+  assert.ok(Math.abs(worst - spec.epsilon) <= 1e-9 * spec.epsilon, `worst log ratio ${worst} != ${spec.epsilon}`);
 });
 
 test("pair-oue-2x3: the encoded pair's bit is the one sent with the true-bit probability", () => {
