@@ -4,7 +4,10 @@
 // 1BitMean's alpha, grid point and bit equal Python's, bit for bit. Recurrence: two rounds with
 // one secret and one true value share their permanent layer; another value changes it. Privacy,
 // exactly: one round's report table (memoized layer on top of gamma flips) is enumerated and its
-// worst log-ratio equals the round epsilon; every epsilon function equals Python's.
+// worst log-ratio equals the round epsilon; every epsilon function equals Python's. As the answer
+// page sets dBitFlip up (permanentDBitFlipSpec under the served spec), the tables of one round, of
+// two rounds of one answer and of the memoized bits, enumerated over every bucket set, attain the
+// served epsilon, dbitflipEpsilonAfterRounds(2) and the epsilon_inf the ledger records.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -25,11 +28,14 @@ import {
   oneBitEpsilonAfterRounds,
   oneBitRound,
   oneBitRoundEpsilon,
+  permanentDBitFlipSpec,
   permanentEpsilon,
   rapporRound,
   roundSpend,
 } from "../../static/ldp/memo.js";
+import { memoEpsilonInfinity } from "../../static/ldp/epsilon.js";
 import { MemoryStorage, allBitVectors, assertClose, forbidMathRandom, seededSource, worstLogRatio } from "./seeded.mjs";
+import { combinations } from "./tables.mjs";
 
 const ALL = JSON.parse(readFileSync(new URL("./memo_tables.json", import.meta.url), "utf8"));
 const MEMO = ALL.memo;
@@ -79,6 +85,54 @@ for (const [key, table] of Object.entries(MEMO.dbitflip)) {
       assertClose(assert, worstLogRatio(rows), dbitflipRoundEpsilon(spec, gamma), 1e-9);
     });
     assertClose(assert, permanentEpsilon(spec), spec.epsilon, 1e-9);
+  });
+}
+
+/**
+ * P(report | answer) of memoized dBitFlip over every bucket set and bit vector, the memoized bits
+ * being 1 with p1 (the answer's bucket) or p0; perBit(one) is one bucket's distribution.
+ */
+function memoizedTable(spec, p1, p0, perBit) {
+  const subsets = [...combinations([...Array(spec.k).keys()], spec.d)];
+  const kron = (a, b) => a.flatMap((x) => b.map((y) => x * y));
+  return Array.from({ length: spec.k }, (_, value) =>
+    subsets.flatMap((subset) => subset.reduce((row, bucket) => kron(row, perBit(bucket === value ? p1 : p0)), [1 / subsets.length])),
+  );
+}
+
+for (const [key, { spec }] of Object.entries(MEMO.dbitflip).filter(([, table]) => table.spec.d <= 8)) {
+  test(`${key}: one round, two rounds of one answer and the memoized bits, enumerated, attain what the ledger states`, () => {
+    for (const gamma of MEMO.gammas) {
+      // As respond.js: the memoized bits under the served spec, flipped with gamma every round; the ledger
+      // records roundSpend of them, the page checks memoEpsilonInfinity.
+      const permanent = permanentDBitFlipSpec(spec, gamma);
+      const stated = roundSpend(permanent, gamma);
+      assertClose(assert, memoEpsilonInfinity(spec, { gamma }), stated.memo.epsilon_infinity, 1e-12);
+      const flip = [
+        [1 - gamma, gamma],
+        [gamma, 1 - gamma],
+      ]; // flip[b'][b] = P(sent b | memoized b')
+      const layers = {
+        memoized: (one) => [1 - one, one],
+        "one round": (one) => [0, 1].map((b) => (1 - one) * flip[0][b] + one * flip[1][b]),
+        "two rounds": (one) =>
+          [0, 1].flatMap((b1) => [0, 1].map((b2) => (1 - one) * flip[0][b1] * flip[0][b2] + one * flip[1][b1] * flip[1][b2])),
+      };
+      const worst = Object.fromEntries(
+        Object.entries(layers).map(([name, perBit]) => [
+          name,
+          worstLogRatio(memoizedTable(spec, permanent.true_bit_probability, permanent.other_bit_probability, perBit)),
+        ]),
+      );
+      const one = worst["one round"];
+      const two = worst["two rounds"];
+      assertClose(assert, one, spec.epsilon, 1e-9, `gamma ${gamma}: one round`);
+      assertClose(assert, one, stated.epsilon, 1e-9, `gamma ${gamma}: one round`);
+      assertClose(assert, worst.memoized, stated.memo.epsilon_infinity, 1e-9, `gamma ${gamma}: memoized bits`);
+      assertClose(assert, two, dbitflipEpsilonAfterRounds(permanent, gamma, 2), 1e-9, `gamma ${gamma}: two rounds`);
+      if (gamma === 0) assertClose(assert, two, stated.memo.epsilon_infinity, 1e-9, "nothing hides the memoized bits");
+      else assert.ok(one < two && two < Math.min(2 * one, stated.memo.epsilon_infinity), `gamma ${gamma}: ${one} < ${two}`);
+    }
   });
 }
 

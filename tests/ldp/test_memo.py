@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -10,6 +11,7 @@ import pytest
 
 from ldp import make_mechanism, make_numeric_mechanism
 from ldp.mechanisms.base import Tally
+from ldp.mechanisms.bitflip import DBitFlip
 from ldp.mechanisms.rappor import Rappor
 from ldp.memo import (
     HmacStream,
@@ -171,6 +173,63 @@ def test_two_memoized_one_bit_rounds_enumerated_attain_the_two_round_epsilon():
             row.append((1 - kept) * given[0] + kept * given[1])
         rows.append(row)
     assert math.isclose(worst_case_log_ratio(rows), one_bit_epsilon_after_rounds(ONE_BIT, gamma, 2), rel_tol=1e-9)
+
+
+MEMO_DBITFLIPS = {
+    "4bitflip": FOUR_BIT_FLIP,
+    "1bitflip": make_mechanism("dbitflip", 5, 1.0, d=1),
+    "3bitflip-k8": make_mechanism("dbitflip", 8, 2.0, d=3),
+}
+
+
+def memoized_bit_probabilities(served: DBitFlip, gamma: float) -> tuple[float, float]:
+    """(p1, p0) of the memoized bits, as the app sets them (surveys/rounds.py): p = (p' - gamma) / (1 - 2 gamma)."""
+    return tuple((p - gamma) / (1 - 2 * gamma) for p in (served.true_bit_probability, served.other_bit_probability))
+
+
+def memoized_dbitflip_table(served: DBitFlip, gamma: float, layer: str) -> np.ndarray:
+    """P(report | answer) of memoized dBitFlip over every bucket set and bit vector: the memoized
+    bits themselves ("permanent"), one round's flipped bits, or two rounds' (the same memoized bits
+    flipped afresh in each round: per bucket, a sum over the memoized bit)."""
+    p1, p0 = memoized_bit_probabilities(served, gamma)
+    flip = np.array([[1 - gamma, gamma], [gamma, 1 - gamma]])  # flip[b', b] = P(sent b | memoized b')
+    per_bit = {
+        "permanent": lambda one: np.array([1 - one, one]),
+        "one round": lambda one: np.array([1 - one, one]) @ flip,
+        "two rounds": lambda one: (1 - one) * np.kron(flip[0], flip[0]) + one * np.kron(flip[1], flip[1]),
+    }[layer]
+    subsets = list(itertools.combinations(range(served.k), served.d))  # buckets: uniform, whatever the answer
+    return np.array(
+        [
+            np.concatenate([functools.reduce(np.kron, [per_bit(p1 if b == value else p0) for b in s]) for s in subsets])
+            / len(subsets)
+            for value in range(served.k)
+        ]
+    )
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.1, 0.25])
+@pytest.mark.parametrize("served", MEMO_DBITFLIPS.values(), ids=MEMO_DBITFLIPS)
+def test_two_memoized_dbitflip_rounds_enumerated_attain_their_epsilons(served, gamma):
+    # The bounds the app states: each round spends the served spec's epsilon; all rounds together
+    # epsilon_inf, the memoized bits' dBitFlip epsilon 2 ln(p1 / (1 - p1)) (ln when d = 1;
+    # surveys.rounds.permanent_epsilon). Two rounds of one answer spend exactly
+    # dbitflip_epsilon_after_rounds(2): more than one round, less than epsilon_inf unless gamma = 0.
+    p1, _ = memoized_bit_probabilities(served, gamma)
+    epsilon_inf = (1 if served.d == 1 else 2) * math.log(p1 / (1 - p1))
+    memoized = DBitFlip(k=served.k, epsilon=epsilon_inf, d=served.d)
+    assert memoized.true_bit_probability == pytest.approx(p1, abs=1e-12)
+    one = worst_case_log_ratio(memoized_dbitflip_table(served, gamma, "one round"))
+    assert one == pytest.approx(served.epsilon, rel=1e-9)
+    assert worst_case_log_ratio(memoized_dbitflip_table(served, gamma, "permanent")) == pytest.approx(
+        epsilon_inf, rel=1e-9
+    )
+    two = worst_case_log_ratio(memoized_dbitflip_table(served, gamma, "two rounds"))
+    assert two == pytest.approx(dbitflip_epsilon_after_rounds(memoized, gamma, 2), rel=1e-9)
+    if gamma == 0:
+        assert two == pytest.approx(epsilon_inf, rel=1e-9) and epsilon_inf == pytest.approx(one, rel=1e-9)
+    else:
+        assert one < two < min(2 * one, epsilon_inf)
 
 
 def test_flips_and_gamma_are_checked():
