@@ -2,9 +2,10 @@
 //
 // Hashing: every Bloom position equals Python's. Privacy, exactly: the report distribution is
 // enumerated over all 2^bits reports for every pair of possible Bloom filters (all non-empty
-// subsets of at most h bits) and its worst log-ratio must equal epsilonOneReport; likewise the
-// PRR's table must give epsilonInfinity, and two memoized reports (sum over B') must give
-// epsilonAfterRounds(spec, 2), all within 1e-9 relative. Sampling: DRAWS reports from a seeded
+// subsets of at most h bits) and its worst log-ratio must equal epsilonOneReport, whether each
+// bit's probability is the closed form's p* or q* or the PRR's table (f) composed with the IRR's
+// (p, q), summed over B'; likewise the PRR's table must give epsilonInfinity, and two memoized
+// reports (sum over B') must give epsilonAfterRounds(spec, 2), all within 1e-9 relative. Sampling: DRAWS reports from a seeded
 // source; every bit's share lies within 4 standard errors of its probability.
 
 import assert from "node:assert/strict";
@@ -58,6 +59,19 @@ function instantProbability(spec, report, memo) {
   return probability;
 }
 
+/**
+ * P(S_1, ..., S_rounds | B) for every possible filter B: `rounds` reports through the IRR from one
+ * memoized B', summed over B' (the two layers' tables composed; columns: S_1 * 2^bits + S_2 ...).
+ */
+function composedRows(spec, filters, vectors, rounds) {
+  const instant = vectors.map((memo) => vectors.map((report) => instantProbability(spec, report, memo)));
+  return filters.map((bloom) => {
+    let perMemo = vectors.map((memo) => [permanentProbability(spec, memo, bloom)]);
+    for (let r = 0; r < rounds; r += 1) perMemo = perMemo.map((row, m) => row.flatMap((w) => instant[m].map((p) => w * p)));
+    return perMemo[0].map((_, y) => perMemo.reduce((sum, row) => sum + row[y], 0));
+  });
+}
+
 for (const [key, table] of Object.entries(TABLES)) {
   const spec = checkRapporSpec(table.spec);
 
@@ -100,23 +114,21 @@ for (const spec of SMALL) {
     assertClose(assert, worstLogRatio(rows), epsilonOneReport(spec), 1e-9);
   });
 
+  test(`${name}: one report composed from the PRR and IRR tables (sum over B') is epsilonOneReport`, () => {
+    const rows = composedRows(spec, filters, reports, 1);
+    filters.forEach((bloom, b) =>
+      reports.forEach((report, y) => assertClose(assert, rows[b][y], reportProbability(spec, report, bloom), 1e-12, `[${b}][${y}]`)),
+    );
+    assertClose(assert, worstLogRatio(rows), epsilonOneReport(spec), 1e-9);
+  });
+
   test(`${name}: the permanent response's worst log-ratio, enumerated, is epsilonInfinity`, () => {
     const rows = filters.map((bloom) => reports.map((memo) => permanentProbability(spec, memo, bloom)));
     assertClose(assert, worstLogRatio(rows), epsilonInfinity(spec), 1e-9);
   });
 
   test(`${name}: two reports sharing one memoized B', enumerated, give epsilonAfterRounds(2)`, () => {
-    const rows = filters.map((bloom) => {
-      const memo = reports.map((b) => permanentProbability(spec, b, bloom));
-      const row = [];
-      for (const first of reports) {
-        for (const second of reports) {
-          row.push(reports.reduce((sum, b, i) => sum + memo[i] * instantProbability(spec, first, b) * instantProbability(spec, second, b), 0));
-        }
-      }
-      return row;
-    });
-    const epsilon = worstLogRatio(rows);
+    const epsilon = worstLogRatio(composedRows(spec, filters, reports, 2));
     assertClose(assert, epsilon, epsilonAfterRounds(spec, 2), 1e-9);
     assert.ok(epsilon < 2 * epsilonOneReport(spec) && epsilon < epsilonInfinity(spec));
   });

@@ -63,17 +63,30 @@ def test_every_report_and_filter_pair_enumerated_attains_the_closed_form(mechani
     assert math.isclose(worst_case_log_ratio(table), closed_form, rel_tol=1e-9)
 
 
+def layer_tables(mechanism: Rappor) -> tuple[np.ndarray, np.ndarray]:
+    """(PRR[B, B'] for every possible filter B, IRR[B', S]) over all bit vectors, from f, p and q alone."""
+    vectors = all_vectors(mechanism.bits)
+    f = mechanism.f
+    filters = possible_filters(mechanism.bits, mechanism.hash_count)
+    permanent = np.array([bit_probabilities(vectors, bloom, 1 - f / 2, f / 2) for bloom in filters])
+    instant = np.array([bit_probabilities(vectors, memo, mechanism.q, mechanism.p) for memo in vectors])
+    return permanent, instant
+
+
+@pytest.mark.parametrize("mechanism", SMALL, ids=lambda m: f"bits{m.bits}-h{m.hash_count}-f{m.f}")
+def test_one_report_composed_from_the_prr_and_irr_tables_attains_epsilon_one(mechanism):
+    # P(S | B) = sum over B' of P(B' | B) P(S | B'): the two layers composed, without the closed-form
+    # p* and q*. The PRR alone gives epsilon_inf, one report through the IRR epsilon_1.
+    permanent, instant = layer_tables(mechanism)
+    assert math.isclose(worst_case_log_ratio(permanent), mechanism.epsilon_infinity(), rel_tol=1e-9)
+    assert math.isclose(worst_case_log_ratio(permanent @ instant), mechanism.epsilon_one_report(), rel_tol=1e-9)
+
+
 @pytest.mark.parametrize("mechanism", SMALL[:2], ids=lambda m: f"bits{m.bits}-h{m.hash_count}")
 def test_two_memoized_reports_enumerated_attain_epsilon_after_two_rounds(mechanism):
-    low, high = mechanism.permanent_one
-    vectors = all_vectors(mechanism.bits)
-    # instant[b', s] = P(S = s | B' = b') for every pair of vectors.
-    instant = np.array([bit_probabilities(vectors, memo, mechanism.q, mechanism.p) for memo in vectors])
-    table = []
-    for bloom in possible_filters(mechanism.bits, mechanism.hash_count):
-        permanent = bit_probabilities(vectors, bloom, high, low)
-        # P(S1, S2 | B) = sum_b' P(b' | B) P(S1 | b') P(S2 | b')
-        table.append(np.einsum("m,ms,mt->st", permanent, instant, instant).ravel())
+    permanent, instant = layer_tables(mechanism)
+    # P(S1, S2 | B) = sum_b' P(b' | B) P(S1 | b') P(S2 | b')
+    table = np.einsum("bm,ms,mt->bst", permanent, instant, instant).reshape(len(permanent), -1)
     epsilon = worst_case_log_ratio(table)
     assert math.isclose(epsilon, mechanism.epsilon_after_rounds(2), rel_tol=1e-9)
     one = mechanism.epsilon_one_report()
