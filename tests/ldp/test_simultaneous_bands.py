@@ -3,8 +3,10 @@
 Seeded simulations, REPS = 2000 repetitions per setting (a coverage rate's standard error is
 sqrt(0.95 * 0.05 / REPS) = 0.49 %). The bands are made to hold jointly with probability 95 %
 to the normal approximation's accuracy, so a single setting's measured rate may fall below 95 %
-by sampling error alone: each setting must lie within 3 standard errors of 95 % or above, and the
-mean over settings must be >= 95 %. Per-option bands (the unified bands of consistent
+by sampling error alone: each setting must lie within 3 standard errors of 95 % or above, and at
+k = 5 and at k = 20 separately the mean over that k's four settings (8000 repetitions, standard
+error 0.24 %) must be >= 95 %, with nothing allowed for sampling error (measured with this seed:
+96.4 % at k = 5, 96.8 % at k = 20). Per-option bands (the unified bands of consistent
 estimates, computed once per distinct variance terms as ``affine_unified_interval`` does) must
 cover 94-96 % on average over the options, and every option 93-97 %.
 """
@@ -77,8 +79,10 @@ def test_simultaneous_bands_cover_every_option_at_once(name, distribution):
 
 
 @pytest.mark.statistical
-def test_simultaneous_bands_cover_at_least_95_percent_on_average():
-    rates = [coverage(name, d)[0] for name in MECHANISMS for d in DISTRIBUTIONS]
+@pytest.mark.parametrize("k", [5, 20])
+def test_simultaneous_bands_cover_at_least_95_percent_on_average_at_each_k(k):
+    rates = [coverage(name, d)[0] for name in MECHANISMS for d in DISTRIBUTIONS if d.startswith(f"k{k}-")]
+    assert len(rates) == 4
     assert np.mean(rates) >= 0.95, rates
 
 
