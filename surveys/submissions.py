@@ -25,6 +25,7 @@ from typing import Any
 
 from django.core import signing
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
 from ldp.mechanisms import InvalidReport
 from surveys import invitations
@@ -242,9 +243,60 @@ def _parse_item(item: Any, position: int, in_force: dict[int, Randomization | No
         raise SubmissionError(
             400,
             _("%(where)s (question “%(text)s”) is malformed: %(reason)s")
-            % {"where": where, "text": question.text, "reason": error},
+            % {"where": where, "text": question.text, "reason": report_reason(error)},
         ) from None
     return ParsedReport(question, randomization, packed)
+
+
+#: The fields of a report (``ldp``'s ``parse_report``), as the error names them.
+REPORT_FIELDS = {
+    "value": pgettext_lazy("report field", "value"),
+    "index": pgettext_lazy("report field", "index"),
+    "bit": pgettext_lazy("report field", "bit"),
+    "bits": pgettext_lazy("report field", "bits"),
+    "buckets": pgettext_lazy("report field", "buckets"),
+    "subset": pgettext_lazy("report field", "subset"),
+    "hash": pgettext_lazy("report field", "hash"),
+    "hash_index": pgettext_lazy("report field", "hash_index"),
+    "coefficient": pgettext_lazy("report field", "coefficient"),
+    "row": pgettext_lazy("report field", "row"),
+    "cohort": pgettext_lazy("report field", "cohort"),
+}
+
+
+def field_name(field: str, position: int | None = None) -> str:
+    """A report field's name in the active language, with the entry's index in its list if given."""
+    name = str(REPORT_FIELDS.get(field, field))
+    return name if position is None else f"{name}[{position}]"
+
+
+def report_reason(error: InvalidReport) -> str:
+    """Why ``ldp`` refused a report, in the active language, from the error's code and parameters
+    (:class:`ldp.mechanisms.base.InvalidReport`); its English message for a code it does not know."""
+    params = error.params
+    field = field_name(params["field"], params.get("position")) if "field" in params else ""
+    if error.code == "not-an-object":
+        return _("a report must be an object")
+    if error.code == "wrong-fields":
+        names = ", ".join(field_name(name) for name in params["fields"])
+        return _("a report must have exactly the fields %(fields)s") % {"fields": names}
+    if error.code == "not-an-integer":
+        return _("%(field)s must be an integer") % {"field": field}
+    if error.code == "out-of-range":
+        values = {"field": field, "low": params["low"], "high": params["high"], "value": params["value"]}
+        return _("%(field)s must lie in [%(low)s, %(high)s], got %(value)s") % values
+    if error.code == "not-a-list":
+        return _("%(field)s must be a list") % {"field": field}
+    if error.code == "wrong-length":
+        values = {"field": field, "length": params["length"], "got": params["got"]}
+        return _("%(field)s must have %(length)s entries, got %(got)s") % values
+    if error.code == "not-a-bit":
+        return _("%(field)s must be 0 or 1") % {"field": field}
+    if error.code == "repeated":
+        return _("%(field)s must not repeat an entry") % {"field": field}
+    if error.code == "packed-width":
+        return _("a stored report must have %(width)s bytes, got %(got)s") % params
+    return str(error)
 
 
 #: Per share slug, the survey as this process last read it: a hint for the submit endpoint only

@@ -50,14 +50,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import (
-    InvalidReport,
     Mechanism,
     Tally,
     check_counts,
     check_values,
     require_bits,
+    require_distinct,
     require_fields,
     require_int,
+    require_list,
 )
 from ldp.privacy import binary_keep_probability
 
@@ -132,13 +133,10 @@ class SampledUnaryEncoding(Mechanism):
 
     def parse_report(self, obj: Any) -> bytes:
         report = require_fields(obj, {"buckets", "bits"})
-        buckets = report["buckets"]
-        if not isinstance(buckets, list) or len(buckets) != self.d:
-            raise InvalidReport(f"buckets must be a list of {self.d} bucket numbers")
+        buckets = require_list(report["buckets"], "buckets", self.d)
         for i, bucket in enumerate(buckets):
-            require_int(bucket, f"buckets[{i}]", 0, self.k - 1)
-        if len(set(buckets)) != self.d:
-            raise InvalidReport("buckets must not repeat")
+            require_int(bucket, "buckets", 0, self.k - 1, position=i)
+        require_distinct(buckets, "buckets")
         bits = require_bits(report["bits"], "bits", self.d)
         sampled = np.zeros(self.k, dtype=bool)
         ones = np.zeros(self.k, dtype=bool)

@@ -367,7 +367,16 @@ class CountMeanSketch(HashedSketch):
         """Counts: for each option d, how many reports had +1 at coordinate h_j(d)."""
         j = packed[:, 0].astype(np.intp) << 8 | packed[:, 1]
         if j.size and j.max() >= self.hash_count:
-            raise InvalidReport(f"hash index {j.max()} out of range")
+            high = self.hash_count - 1
+            raise InvalidReport(
+                f"hash_index must lie in [0, {high}], got {j.max()}",
+                "out-of-range",
+                field="hash_index",
+                position=None,
+                low=0,
+                high=high,
+                value=int(j.max()),
+            )
         positions = self.hash_table[j]  # (n, k)
         cells = np.take_along_axis(packed, 2 + (positions >> 3), axis=1)
         plus = (cells >> (positions & 7)) & 1

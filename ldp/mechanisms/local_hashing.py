@@ -36,12 +36,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import (
-    InvalidReport,
     Mechanism,
     Tally,
     check_values,
     require_fields,
     require_int,
+    require_list,
     symmetric_covariance,
     symmetric_report_variances,
     symmetric_unit_variances,
@@ -152,11 +152,9 @@ class OptimalLocalHashing(Mechanism):
 
     def parse_report(self, obj: Any) -> bytes:
         report = require_fields(obj, {"hash", "value"})
-        coefficients = report["hash"]
-        if not isinstance(coefficients, list) or len(coefficients) != 3:
-            raise InvalidReport("hash must be a list of 3 coefficients")
+        coefficients = require_list(report["hash"], "hash", 3)
         for i, coefficient in enumerate(coefficients):
-            require_int(coefficient, f"hash[{i}]", 0, self.prime - 1)
+            require_int(coefficient, "hash", 0, self.prime - 1, position=i)
         y = require_int(report["value"], "value", 0, self.range_size - 1)
         return self._pack(np.array([coefficients]), np.array([y]))[0].tobytes()
 

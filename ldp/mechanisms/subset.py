@@ -41,13 +41,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import (
-    InvalidReport,
     Mechanism,
     Tally,
     check_counts,
     check_values,
+    require_distinct,
     require_fields,
     require_int,
+    require_list,
     symmetric_covariance,
     symmetric_report_variances,
     symmetric_uniform_variance,
@@ -153,12 +154,10 @@ class SubsetSelection(Mechanism):
 
     def parse_report(self, obj: Any) -> bytes:
         subset = require_fields(obj, {"subset"})["subset"]
-        if not isinstance(subset, list) or len(subset) != self.subset_size:
-            raise InvalidReport(f"subset must be a list of {self.subset_size} options")
+        require_list(subset, "subset", self.subset_size)
         for i, option in enumerate(subset):
-            require_int(option, f"subset[{i}]", 0, self.k - 1)
-        if len(set(subset)) != len(subset):
-            raise InvalidReport("subset must not repeat an option")
+            require_int(option, "subset", 0, self.k - 1, position=i)
+        require_distinct(subset, "subset")
         chosen = np.zeros(self.k, dtype=bool)
         chosen[subset] = True
         return np.packbits(chosen, bitorder="little").tobytes()

@@ -172,7 +172,13 @@ class SetUnaryEncoding(StoredReports):
 
     def _bits(self, packed: np.ndarray) -> np.ndarray:
         if packed.ndim != 2 or packed.shape[1] != self.report_width:
-            raise InvalidReport(f"packed reports must have {self.report_width} bytes each")
+            width = packed.shape[-1] if packed.ndim else 0
+            raise InvalidReport(
+                f"packed reports must have {self.report_width} bytes each, got {width}",
+                "packed-width",
+                width=self.report_width,
+                got=width,
+            )
         return np.unpackbits(packed, axis=1, count=self.k, bitorder="little")
 
     def tally(self, packed: np.ndarray) -> Tally:

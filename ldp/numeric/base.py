@@ -311,7 +311,12 @@ class NumericMechanism(ABC):
 
     def unpack_report(self, packed: bytes) -> dict[str, Any]:
         if len(packed) != self.report_width:
-            raise InvalidReport(f"a packed report has {self.report_width} bytes, got {len(packed)}")
+            raise InvalidReport(
+                f"a packed report has {self.report_width} bytes, got {len(packed)}",
+                "packed-width",
+                width=self.report_width,
+                got=len(packed),
+            )
         return {"index": int(self.indices(np.frombuffer(packed, dtype=np.uint8).reshape(1, -1))[0])}
 
     def unpack_many(self, buffer: bytes) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ldp import CountMeanSketch, DBitFlip, InvalidReport, KRandomizedResponse, make_mechanism
+from ldp.numeric import make_numeric_mechanism
 
 KRR = KRandomizedResponse(k=5, epsilon=1.0)
 CMS = CountMeanSketch(k=5, epsilon=1.0, hash_count=16, width=16)
@@ -64,7 +65,7 @@ def test_unpack_many_refuses_a_truncated_buffer():
         (KRR, {}, "exactly the fields"),
         (KRR, {"value": 1, "answer": 1}, "exactly the fields"),
         (KRR, [1], "must be an object"),
-        (FLIP, {"buckets": [0, 1, 2], "bits": [0, 1, 0]}, "list of 4"),
+        (FLIP, {"buckets": [0, 1, 2], "bits": [0, 1, 0]}, "buckets must have 4 entries"),
         (FLIP, {"buckets": [0, 1, 2, 2], "bits": [0, 1, 0, 0]}, "must not repeat"),
         (FLIP, {"buckets": [0, 1, 2, 5], "bits": [0, 1, 0, 0]}, r"buckets\[3\] must lie in"),
         (FLIP, {"buckets": [0, 1, 2, 3], "bits": [0, 1, 0]}, "4 entries"),
@@ -81,6 +82,53 @@ def test_unpack_many_refuses_a_truncated_buffer():
 def test_malformed_reports_are_rejected_with_a_reason(mechanism, report, reason):
     with pytest.raises(InvalidReport, match=reason):
         mechanism.parse_report(report)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "report", "code", "params"),
+    [
+        (KRR, [1], "not-an-object", {}),
+        (KRR, {"value": 1, "answer": 1}, "wrong-fields", {"fields": ["value"]}),
+        (KRR, {"value": "1"}, "not-an-integer", {"field": "value", "position": None}),
+        (
+            KRR,
+            {"value": 5},
+            "out-of-range",
+            {"field": "value", "position": None, "low": 0, "high": 4, "value": 5},
+        ),
+        (FLIP, {"buckets": "0123", "bits": [0, 1, 0, 1]}, "not-a-list", {"field": "buckets"}),
+        (FLIP, {"buckets": [0, 1, 2], "bits": [0, 1, 0]}, "wrong-length", {"field": "buckets", "length": 4, "got": 3}),
+        (FLIP, {"buckets": [0, 1, 2, 2], "bits": [0, 1, 0, 0]}, "repeated", {"field": "buckets"}),
+        (
+            FLIP,
+            {"buckets": [0, 1, 2, 5], "bits": [0, 1, 0, 0]},
+            "out-of-range",
+            {"field": "buckets", "position": 3, "low": 0, "high": 4, "value": 5},
+        ),
+        (CMS, {"hash_index": 0, "bits": [0] * 15 + ["x"]}, "not-a-bit", {"field": "bits", "position": 15}),
+        (make_mechanism("subset", k=8, epsilon=0.5), {"subset": [0, 0, 1]}, "repeated", {"field": "subset"}),
+        (
+            make_mechanism("olh", k=5, epsilon=1.0),
+            {"hash": [1, 2], "value": 0},
+            "wrong-length",
+            {"field": "hash", "length": 3, "got": 2},
+        ),
+    ],
+)
+def test_a_refused_report_says_why_in_a_code_and_parameters(mechanism, report, code, params):
+    """An application can say why in its own words (the survey app translates them); no parameter
+    repeats a string the sender chose."""
+    with pytest.raises(InvalidReport) as refused:
+        mechanism.parse_report(report)
+    assert (refused.value.code, refused.value.params) == (code, params)
+
+
+def test_a_stored_report_of_the_wrong_width_is_refused_with_its_code():
+    numeric = make_numeric_mechanism("piecewise", lo=0.0, hi=1.0, epsilon=1.0)
+    with pytest.raises(InvalidReport) as refused:
+        numeric.unpack_report(b"\x00" * (numeric.report_width + 1))
+    assert refused.value.code == "packed-width"
+    assert refused.value.params == {"width": numeric.report_width, "got": numeric.report_width + 1}
 
 
 def test_dbitflip_packs_buckets_and_bits_as_masks():

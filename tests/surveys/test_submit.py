@@ -281,3 +281,62 @@ def test_a_failure_while_writing_rolls_everything_back(client, survey, monkeypat
         post(client, survey, submission(survey))
     assert calls == [3]
     assert_nothing_stored()
+
+
+@pytest.fixture
+def korean_survey(organizer):
+    """Four questions worded in Korean: RAPPOR free text, multi-select (set-OUE), a number, a choice."""
+    from tests.base import make_multi_question, make_number_question, make_text_question
+
+    survey = make_survey(organizer, title="주간 설문")
+    rappor = {"bits": 32, "hash_count": 2, "cohorts": 64, "f": 0.5}
+    make_text_question(survey, "rappor", epsilon=2.0, text="한 단어로?", mechanism_params=rappor)
+    make_multi_question(survey, text="도움이 된 것은?")
+    make_number_question(survey, lo=0, hi=10, text="수면 시간은?", mechanism="1bitmean", epsilon=0.5)
+    make_question(survey, text="과일은?", options=["사과", "배", "감"])
+    actions.do_open_survey(survey)
+    return survey
+
+
+def one_report(survey, position, report):
+    question = list(survey.questions.all())[position]
+    randomization = question.current_randomization()
+    return [{"question": question.pk, "version": randomization.version, "report": report}]
+
+
+@pytest.mark.parametrize(
+    ("position", "report", "english", "korean"),
+    [
+        # A Bloom filter of the wrong length, and a cohort out of range (RAPPOR, 32 bits, 64 cohorts).
+        (0, {"cohort": 0, "bits": [0] * 31}, "bits must have 32 entries, got 31", "“비트 목록”에는 항목이 32개"),
+        (0, {"cohort": 64, "bits": [0] * 32}, "cohort must lie in [0, 63], got 64", "“코호트”은(는) 0 이상 63 이하"),
+        # A multi-select report with a bit out of its domain {0, 1}.
+        (1, {"bits": [0, 1, 2, 0, 0]}, "bits[2] must be 0 or 1", "“비트 목록[2]”은(는) 0 또는 1이어야"),
+        # A number report outside the output grid (1BitMean reports an index 0 or 1).
+        (2, {"index": 2}, "index must lie in [0, 1], got 2", "“인덱스”은(는) 0 이상 1 이하"),
+        (3, {"value": [1]}, "value must be an integer", "“값”은(는) 정수여야"),
+        (3, {"value": 1, "extra": 0}, "exactly the fields value", "정확히 다음 필드만 있어야 합니다: 값"),
+    ],
+)
+def test_a_malformed_report_is_refused_in_korean_with_no_english_left(
+    client, korean_survey, position, report, english, korean
+):
+    """ldp's InvalidReport carries a code and parameters, translated here; its English message is not shown."""
+    import re
+
+    body = {"token": new_token(korean_survey), "reports": one_report(korean_survey, position, report)}
+    response = client.post(
+        reverse("submit", args=[korean_survey.slug]),
+        json.dumps(body),
+        content_type="application/json",
+        HTTP_ACCEPT_LANGUAGE="ko",
+    )
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "형식이 잘못되었습니다" in message and korean in message, message
+    assert re.search(r"[A-Za-z]", message) is None, message
+    assert_nothing_stored()
+    body["token"] = new_token(korean_survey)
+    english_response = post(client, korean_survey, body)
+    assert english_response.status_code == 400 and english in english_response.json()["error"]
+    assert_nothing_stored()
