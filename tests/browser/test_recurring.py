@@ -24,6 +24,7 @@ from tests.base import (
     make_reports,
     make_survey,
     make_text_question,
+    make_text_reports,
     make_user,
 )
 
@@ -31,6 +32,8 @@ ANSWER = "해운대 Zebra 7318"
 CHANGED = "광안리 Okapi 2291"
 SECRETS = [ANSWER, normalize_text(ANSWER), "Zebra", "zebra", "7318", CHANGED, "Okapi", "2291"]
 RAPPOR_PARAMS = {"bits": 32, "hash_count": 2, "cohorts": 64, "f": 0.5}
+#: The short answer's candidates ("how many wrote X?"), copied into every round: its trend follows them.
+CANDIDATES = [normalize_text(word) for word in ("calm", "busy", "tired")]
 
 #: The label a spec entry's permanent layer is keyed by: its question id and its spec digest.
 KEY_OF = """async (entry) => {
@@ -73,7 +76,12 @@ def survey(db):
         survey, lo=0, hi=10, text="Hours of sleep?", mechanism="1bitmean", epsilon=0.5, whole_numbers=False
     )
     make_text_question(
-        survey, "rappor", text="One word for it?", epsilon=4 * math.log(5 / 3), mechanism_params=RAPPOR_PARAMS
+        survey,
+        "rappor",
+        text="One word for it?",
+        epsilon=4 * math.log(5 / 3),
+        mechanism_params=RAPPOR_PARAMS,
+        candidates=CANDIDATES,
     )
     actions.do_open_survey(survey)
     rounds.do_make_recurring(survey, "manual")
@@ -252,15 +260,27 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
     assert all(leak not in r.getMessage() for r in caplog.records for leak in leaks)
     assert "murmur-device-secret" not in " ".join(r.post_data or "" for r in requests)
 
-    # The dashboard shows the trend of the choice question across the two rounds.
+    # The dashboard shows the trends of the choice question and of the short answer's candidates across
+    # the two rounds (besides the browser's own reports: "calm" from 60 % to 20 %, "tired" from 10 % to 50 %).
     make_reports(survey.questions.get(kind="single"), list(np.repeat([0, 1, 2], [1200, 400, 400])), seed=1)
     make_reports(second_round.questions.get(kind="single"), list(np.repeat([0, 1, 2], [400, 400, 1200])), seed=2)
+    for current, counts, seed in ((survey, [1200, 600, 200], 3), (second_round, [400, 600, 1000], 4)):
+        make_text_reports(current.questions.get(kind="text"), list(np.repeat(CANDIDATES, counts)), seed=seed)
     organizer.goto(f"{live_server.url}{second_round.get_results_url()}?from=1&to=2")
-    trend = organizer.locator("[data-trends] [data-trend]").first
+    trend = organizer.locator(f"[data-trends] [data-trend='{survey.questions.get(kind='single').memo_key}']")
     assert trend.locator("svg").count() == 1
     assert "Round 1" in trend.inner_html() and "Round 2" in trend.inner_html()
     assert "Change from round 1 to round 2" in " ".join(trend.inner_text().split())
     assert trend.locator("[data-difference] tbody tr").count() == 3
+    words = organizer.locator(f"[data-trends] [data-trend='{text_question.memo_key}']")
+    assert words.locator("svg").count() == 1
+    assert "Round 1" in words.inner_html() and "Round 2" in words.inner_html()
+    changes = words.locator("[data-difference] tbody tr")
+    assert changes.locator("th").all_inner_texts() == CANDIDATES
+    calm, _busy, tired = (row.split() for row in changes.all_inner_texts())
+    # In points: about -40 and +40, each with its interval.
+    assert calm[0] == "calm" and float(calm[1]) < -20 and tired[0] == "tired" and float(tired[1]) > 20
+    assert changes.nth(0).get_attribute("class") == changes.nth(2).get_attribute("class") == "clear-change"
 
 
 def test_a_dbitflip_pair_is_memoized_across_rounds_like_a_dbitflip_question(live_server, page, db):

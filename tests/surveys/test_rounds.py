@@ -628,3 +628,86 @@ def test_an_invite_only_series_says_each_round_needs_its_own_invitations(organiz
     assert "an invitation belongs to one round" in html
     korean = organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode()
     assert "초대" in korean.split("data-round-invitations")[1].split("</p>")[0]
+
+
+def test_free_text_and_number_trends_match_ldp_round_by_round(organizer_client, organizer):
+    """A RAPPOR short answer with candidates and a 1BitMean number, two rounds of seeded reports: each
+    round's value and standard error on the trend, and the difference's interval, are ldp's own, recomputed
+    here from the same seeds without the app (and each lies within 4 standard errors of the truth)."""
+    from scipy import stats
+
+    from ldp.numeric import make_numeric_mechanism
+    from ldp.textreports import make_text_mechanism
+
+    survey = make_survey(organizer, title="Weekly words")
+    candidates = [normalize_text(t) for t in ("서울", "부산", "제주")]
+    text = make_text_question(
+        survey, "rappor", epsilon=EPSILON_ONE, text="Where?", mechanism_params=RAPPOR_PARAMS, candidates=candidates
+    )
+    number = make_number_question(survey, lo=0, hi=10, text="Hours?", mechanism="1bitmean", epsilon=1.0)
+    actions.do_open_survey(survey)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    second = rounds.do_open_next_round(survey)
+    n = 3000
+    # Round 1: 50 % Seoul, 30 % Busan, 20 % Jeju, mean 7 hours; round 2: 20 / 30 / 50 %, mean 5 hours.
+    truth = {1: ([0.5, 0.3, 0.2], 7.0), 2: ([0.2, 0.3, 0.5], 5.0)}
+    texts, hours = {}, {}
+    for number_of_round, current in ((1, survey), (2, second)):
+        shares, mean = truth[number_of_round]
+        texts[number_of_round] = [c for c, share in zip(candidates, shares, strict=True) for _ in range(int(share * n))]
+        hours[number_of_round] = [mean - 2.0, mean + 2.0] * (n // 2)
+        make_text_reports(current.questions.get(kind="text"), texts[number_of_round], seed=10 + number_of_round)
+        make_reports(current.questions.get(kind="numeric"), hours[number_of_round], seed=20 + number_of_round)
+
+    # ldp alone, from the same seeds: the query of the candidates and the mean.
+    rappor = make_text_mechanism("rappor", epsilon=EPSILON_ONE, **text.mechanism_params)
+    one_bit = make_numeric_mechanism("1bitmean", epsilon=1.0, **number.mechanism_params)
+    expected_text, expected_mean = {}, {}
+    for r in (1, 2):
+        sent = [rappor.parse_report(report) for report in rappor.randomize_reports(texts[r], rng=10 + r)]
+        packed = np.frombuffer(b"".join(sent), dtype=np.uint8).reshape(len(sent), -1)
+        counts = rappor.query(rappor.tally(packed), candidates, alpha=0.05)
+        expected_text[r] = (counts.counts / counts.n, counts.standard_errors / counts.n)
+        estimate = one_bit.estimate(one_bit.tally(one_bit.randomize(np.asarray(hours[r]), rng=20 + r)))
+        expected_mean[r] = (estimate.mean, estimate.standard_error)
+
+    found, _signature = rounds_trends([survey, second])
+    by_kind = {trend.question.kind: trend for trend in found}
+    text_trend, mean_trend = by_kind["text"], by_kind["numeric"]
+    assert text_trend.summary == "text" and text_trend.labels == candidates
+    assert mean_trend.summary == "mean" and [r.round_number for r in mean_trend.rounds] == [1, 2]
+    z = stats.norm.ppf(0.975)
+    for r in (1, 2):
+        values, errors = expected_text[r]
+        shown = text_trend.round(r)
+        assert shown.n == len(texts[r])
+        np.testing.assert_allclose(shown.values, values, rtol=1e-9)
+        np.testing.assert_allclose(shown.standard_errors, errors, rtol=1e-9)
+        assert np.all(np.abs(shown.values - truth[r][0]) < 4 * shown.standard_errors)
+        mean, error = expected_mean[r]
+        assert mean_trend.round(r).values[0] == pytest.approx(mean, rel=1e-12)
+        assert mean_trend.round(r).standard_errors[0] == pytest.approx(error, rel=1e-12)
+        assert abs(mean - truth[r][1]) < 4 * error
+    for row, label, a, b in zip(
+        text_trend.difference(1, 2), candidates, expected_text[1][0], expected_text[2][0], strict=True
+    ):
+        error = math.hypot(expected_text[1][1][candidates.index(label)], expected_text[2][1][candidates.index(label)])
+        assert row.label == label and row.value == pytest.approx(b - a, rel=1e-9)
+        assert row.standard_error == pytest.approx(error, rel=1e-9)
+        assert (row.low, row.high) == (pytest.approx(b - a - z * error), pytest.approx(b - a + z * error))
+    seoul, busan, jeju = text_trend.difference(1, 2)
+    assert seoul.clear and seoul.high < 0 and jeju.clear and jeju.low > 0  # truth: -30 and +30 points
+    assert abs(busan.value) < 4 * busan.standard_error  # truth: no change
+    (hours_change,) = mean_trend.difference(1, 2)
+    error = math.hypot(expected_mean[1][1], expected_mean[2][1])
+    assert hours_change.value == pytest.approx(expected_mean[2][0] - expected_mean[1][0], rel=1e-9)
+    assert (hours_change.low, hours_change.high) == (
+        pytest.approx(hours_change.value - z * error),
+        pytest.approx(hours_change.value + z * error),
+    )
+    assert hours_change.clear and abs(hours_change.value + 2.0) < 4 * error
+    # The dashboard draws both trend cards with their difference tables.
+    html = organizer_client.get(reverse("survey_results", args=[second.pk])).content.decode()
+    for trend in (text_trend, mean_trend):
+        card = html.split(f'data-trend="{trend.key}"')[1].split("</article>")[0]
+        assert "<svg" in card and "data-difference" in card
