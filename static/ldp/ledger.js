@@ -125,24 +125,64 @@ export function forgetLedger(storage = globalThis.localStorage) {
 }
 
 /**
- * Totals of a ledger: {sequential, memoized, surveys}, surveys listing per survey id its title,
- * rounds and the two totals of its own entries (see the module comment for the rules).
+ * @typedef {object} RoundSpend   what one round (or a one-off survey) spent
+ * @property {number | null} round  its number in the series; null for a one-off survey
+ * @property {string[]} days        the local days it was answered on, in order
+ * @property {number} epsilon       the sum of its questions' epsilons
+ *
+ * @typedef {object} SurveySpend  one survey or recurring series (its rounds recorded under its series id)
+ * @property {string} survey
+ * @property {string} title
+ * @property {string | null} series
+ * @property {number[]} rounds        the round numbers recorded, ascending
+ * @property {RoundSpend[]} perRound  what each round spent, ascending (one item for a one-off survey)
+ * @property {number} sequential      every round's epsilon added up (sequential composition)
+ * @property {number} memoized        the bound under memoization (memoizedTotal of its entries)
+ */
+
+/**
+ * Totals of a ledger: {sequential, memoized, surveys}, surveys listing per survey id (a recurring
+ * series' id for its rounds) its title, rounds, what each round spent and the two totals of its own
+ * entries (see the module comment for the rules).
  * @param {Entry[]} entries
+ * @returns {{sequential: number, memoized: number, surveys: SurveySpend[]}}
  */
 export function ledgerTotals(entries) {
-  const bound = (/** @type {Entry[]} */ group) => memoizedTotal(group);
   /** @type {Map<string, Entry[]>} */
   const bySurvey = new Map();
   for (const entry of entries) bySurvey.set(entry.survey, [...(bySurvey.get(entry.survey) ?? []), entry]);
-  const surveys = [...bySurvey.entries()].map(([survey, group]) => ({
-    survey,
-    title: group[group.length - 1].title,
-    series: group[0].series,
-    rounds: [...new Set(group.map((entry) => entry.round).filter((round) => round !== null))].sort((a, b) => Number(a) - Number(b)),
-    sequential: sum(group.map((entry) => entry.epsilon)),
-    memoized: bound(group),
-  }));
-  return { sequential: sum(entries.map((entry) => entry.epsilon)), memoized: bound(entries), surveys };
+  const surveys = [...bySurvey.entries()].map(([survey, group]) => {
+    const perRound = roundSpends(group);
+    return {
+      survey,
+      title: group[group.length - 1].title,
+      series: group[0].series,
+      rounds: perRound.flatMap((spend) => (spend.round === null ? [] : [spend.round])),
+      perRound,
+      sequential: sum(group.map((entry) => entry.epsilon)),
+      memoized: memoizedTotal(group),
+    };
+  });
+  return { sequential: sum(entries.map((entry) => entry.epsilon)), memoized: memoizedTotal(entries), surveys };
+}
+
+/**
+ * One survey's entries, round by round: each round's days and summed epsilon (entries without a round,
+ * a one-off survey's, are one item with round null, first).
+ * @param {Entry[]} group
+ * @returns {RoundSpend[]}
+ */
+function roundSpends(group) {
+  /** @type {Map<number | null, Entry[]>} */
+  const byRound = new Map();
+  for (const entry of group) byRound.set(entry.round, [...(byRound.get(entry.round) ?? []), entry]);
+  return [...byRound.entries()]
+    .sort(([a], [b]) => (a ?? 0) - (b ?? 0))
+    .map(([round, entries]) => ({
+      round,
+      days: [...new Set(entries.map((entry) => entry.day))],
+      epsilon: sum(entries.map((entry) => entry.epsilon)),
+    }));
 }
 
 /** @param {number[]} values */

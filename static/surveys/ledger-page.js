@@ -1,33 +1,77 @@
 // @ts-check
 /**
  * The ledger page: lists what this browser's ledger (static/ldp/ledger.js, localStorage) holds,
- * each recurring survey's rounds, and whether this browser keeps a device secret (memo.js), which
+ * each recurring survey's rounds with the ε each spent and the series' two totals (the rounds added
+ * up, and the bound when its answers are memoized), and whether this browser keeps a device secret (memo.js), which
  * the respondent may delete. Reads and deletes locally; sends nothing.
  */
 
 import { forgetLedger, ledgerTotals, readLedger } from "../ldp/ledger.js";
 import { SECRET_KEY, forgetDeviceSecret, forgetPins } from "../ldp/memo.js";
 
+/**
+ * Django's JavaScriptCatalog (loaded before this module) defines gettext; without it, English.
+ * @type {(message: string) => string}
+ */
+const gettext = /** @type {any} */ (globalThis).gettext || ((message) => message);
+/** @type {(format: string, values: Record<string, string>, named: boolean) => string} */
+const interpolate =
+  /** @type {any} */ (globalThis).interpolate ||
+  ((format, values) => format.replace(/%\((\w+)\)s/g, (_, name) => values[name]));
+
 /** @param {number} epsilon */
 const formatEpsilon = (epsilon) => `ε = ${Number(epsilon.toPrecision(4))}`;
 
-/** @param {HTMLElement} section */
+/**
+ * One row of the ledger's table: the survey's title as the row's header, then its cells.
+ * @param {string} title
+ * @param {string[]} cells
+ * @param {Record<string, string>} data  the row's data-* attributes
+ */
+function tableRow(title, cells, data) {
+  const row = document.createElement("tr");
+  Object.assign(row.dataset, data);
+  const header = document.createElement("th");
+  header.scope = "row";
+  header.textContent = title;
+  row.append(header);
+  for (const text of cells) {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    row.append(cell);
+  }
+  return row;
+}
+
+/**
+ * The table's rows: a one-off survey in one row; a recurring series in one row per round (what that
+ * round spent), then its totals: every round added up, and the bound when its answers are memoized.
+ * @param {HTMLElement} section
+ */
 function show(section) {
   const entries = readLedger();
   const totals = ledgerTotals(entries);
   const rows = /** @type {HTMLElement} */ (section.querySelector("[data-ledger-rows]"));
   rows.replaceChildren();
   for (const survey of totals.surveys) {
-    const days = entries.filter((entry) => entry.survey === survey.survey).map((entry) => entry.day);
-    const row = document.createElement("tr");
-    row.dataset.survey = survey.survey;
-    const rounds = survey.rounds.join(", ") || "—";
-    for (const text of [survey.title || survey.survey, [...new Set(days)].join(", "), rounds, formatEpsilon(survey.sequential)]) {
-      const cell = document.createElement("td");
-      cell.textContent = text;
-      row.append(cell);
+    const title = survey.title || survey.survey;
+    if (survey.series === null) {
+      const days = survey.perRound.flatMap((spend) => spend.days);
+      const cells = ["—", [...new Set(days)].join(", "), formatEpsilon(survey.sequential), formatEpsilon(survey.memoized)];
+      rows.append(tableRow(title, cells, { survey: survey.survey }));
+      continue;
     }
-    rows.append(row);
+    for (const spend of survey.perRound) {
+      const cells = [String(spend.round), spend.days.join(", "), formatEpsilon(spend.epsilon), ""];
+      rows.append(tableRow(title, cells, { survey: survey.survey, round: String(spend.round) }));
+    }
+    const count = String(survey.rounds.length);
+    const label = interpolate(gettext("all %(count)s rounds"), { count }, true);
+    const total = tableRow(title, [label, "", formatEpsilon(survey.sequential), formatEpsilon(survey.memoized)], {
+      seriesTotal: survey.survey,
+    });
+    total.className = "subtotal";
+    rows.append(total);
   }
   /** @type {HTMLElement} */ (section.querySelector("[data-ledger-total]")).textContent = formatEpsilon(totals.sequential);
   /** @type {HTMLElement} */ (section.querySelector("[data-ledger-memoized]")).textContent = formatEpsilon(totals.memoized);

@@ -225,16 +225,21 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
             assert report.randomization.question.survey_id == current.pk
             assert report.randomization.build_mechanism().parse_report(item["report"]) == bytes(report.packed)
 
-    # The ledger lists the series once with both rounds; the device secret can be deleted there.
+    # The ledger lists the series once: each of the three rounds with what it spent, 1 + 0.5 + 4 ln(5/3)
+    # = 3.543, then the series' totals; the device secret can be deleted there.
     page.goto(f"{live_server.url}{reverse('ledger')}")
     page.wait_for_selector("[data-ledger]:not([hidden])")
     rows = page.locator("[data-ledger-rows] tr")
-    assert rows.count() == 1
-    cells = rows.nth(0).locator("td").all_inner_texts()
-    assert cells[0] == "Weekly check-in" and cells[2] == "1, 2, 3"
-    # Three rounds of (1 + 0.5 + 4 ln(5/3)): sequentially 10.63. Memoized, each question's three rounds cost
-    # at most min(3 epsilon, min(3, V) epsilon_inf), as the ledger cannot know whether the answer stayed the
-    # same: no less here (every epsilon_inf is above its round's epsilon).
+    assert rows.count() == 4
+    per_round = [rows.nth(i).locator("th, td").all_inner_texts() for i in range(3)]
+    assert [cells[:2] for cells in per_round] == [["Weekly check-in", str(number)] for number in (1, 2, 3)]
+    assert [cells[3:] for cells in per_round] == [["ε = 3.543", ""]] * 3
+    total = rows.nth(3).locator("th, td").all_inner_texts()
+    # Sequentially 3 x 3.543 = 10.63. Memoized, each question's three rounds cost at most min(3 epsilon,
+    # min(3, V) epsilon_inf), as the ledger cannot know whether the answer stayed the same: no less here
+    # (every epsilon_inf is above its round's epsilon).
+    assert total == ["Weekly check-in", "all 3 rounds", "", "ε = 10.63", "ε = 10.63"]
+    assert rows.nth(3).get_attribute("data-series-total") == survey.series.key
     assert page.inner_text("[data-ledger-total]") == "ε = 10.63"
     assert page.inner_text("[data-ledger-memoized]") == "ε = 10.63"
     ledger = json.loads(page.evaluate("localStorage.getItem('murmur-epsilon-ledger-v1')"))

@@ -74,3 +74,36 @@ test("bad spends are refused whole and an unreadable ledger reads as empty", () 
   storage.setItem(LEDGER_KEY, JSON.stringify([{ survey: "s", question: "q", epsilon: -1 }, makeEntry({ survey: "t", question: "q", epsilon: 1 }, NOW)]));
   assert.deepEqual(readLedger(storage).map((entry) => entry.survey), ["t"]);
 });
+
+test("a series lists what each round spent, with its two totals; a one-off survey is one round", () => {
+  const storage = new MemoryStorage();
+  // Three rounds of a series, recorded under its id; the third answered a day later.
+  for (const [i, round] of pulse(3).entries()) {
+    recordSpends(round.map((spend) => ({ ...spend, survey: "pulse" })), storage, i < 2 ? NOW : new Date(2026, 10, 24, 9));
+  }
+  recordSpends([{ survey: "canteen", title: "Canteen", question: "q1", epsilon: 1 }], storage, NOW);
+  const [series, canteen] = ledgerTotals(readLedger(storage)).surveys;
+  assert.deepEqual(series.rounds, [1, 2, 3]);
+  assert.deepEqual(
+    series.perRound.map((spend) => [spend.round, spend.days]),
+    [[1, ["2026-11-23"]], [2, ["2026-11-23"]], [3, ["2026-11-24"]]],
+  );
+  for (const spend of series.perRound) assertClose(assert, spend.epsilon, 0.8 + 2.04);
+  assertClose(assert, series.sequential, 3 * (0.8 + 2.04));
+  // yes/no: min(2.4, min(3, 2) * 2.0) = 2.4; free text: min(6.12, 3 * 4.39) = 6.12.
+  assertClose(assert, series.memoized, 2.4 + 6.12);
+  assert.deepEqual(canteen.rounds, []);
+  assert.deepEqual(canteen.perRound, [{ round: null, days: ["2026-11-23"], epsilon: 1 }]);
+  assert.equal(canteen.memoized, 1);
+});
+
+test("memoization lowers a long series' total below its rounds added up", () => {
+  const storage = new MemoryStorage();
+  for (const round of pulse(6)) recordSpends(round.map((spend) => ({ ...spend, survey: "pulse" })), storage, NOW);
+  const [series] = ledgerTotals(readLedger(storage)).surveys;
+  assert.equal(series.perRound.length, 6);
+  assertClose(assert, series.sequential, 6 * (0.8 + 2.04));
+  // yes/no: min(4.8, min(6, 2) * 2.0) = 4; free text: min(12.24, 6 * 4.39) = 12.24.
+  assertClose(assert, series.memoized, 4 + 12.24);
+  assert.ok(series.memoized < series.sequential - 0.79);
+});
