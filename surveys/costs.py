@@ -53,6 +53,8 @@ class QuestionCost(PrivacyStatement):
     n: int
     advice: str = ""
     """A plain sentence the builder shows under the figures (a rating's recommended estimate)."""
+    recurring: bool = False
+    """The question is in a recurring survey: "Automatic" picks among the memoized mechanisms."""
     is_mean = False
 
     @property
@@ -106,11 +108,28 @@ class QuestionCost(PrivacyStatement):
             "epsilon": f"{self.epsilon:g}",
             "width": points(best.half_width),
         }
+        if self.recurring:
+            return self._recurring_why(values)
         if len(ranking) == 1:
             return str(ADVISOR_ONLY) % values
         runner_up = ranking[1]
         values.update(other=Question.MechanismName(runner_up.mechanism).label, other_width=points(runner_up.half_width))
         return str(ADVISOR_WHY) % values
+
+    def _recurring_why(self, best: dict[str, Any]) -> str:
+        """In a recurring survey: the memoized pick (:func:`surveys.rounds.memoized_choice`) beside the
+        narrowest band, or why none is memoized at this epsilon."""
+        from surveys.models import Question
+        from surveys.rounds import memoized_choice
+
+        memoized = memoized_choice(self.k, self.epsilon, self.n)
+        if memoized is None:
+            return f"{str(ADVISOR_ONLY) % best} {NO_MEMOIZED_CHOICE}"
+        values = {**best, "other": best["mechanism"], "other_width": best["width"]}
+        values.update(mechanism=Question.MechanismName(memoized.mechanism).label, width=points(memoized.half_width))
+        if memoized == self.recommendation.best:
+            return str(RECURRING_BEST) % values
+        return str(RECURRING_WHY) % values
 
 
 #: Above this expected half-width a share (or a mean, as a fraction of its range) says little.
@@ -130,6 +149,19 @@ ADVISOR_ONLY = gettext_lazy(
     "Automatic picks %(mechanism)s: for %(k)s options at ε = %(epsilon)s it gives the narrowest error band "
     "(± %(width)s points)."
 )
+RECURRING_BEST = gettext_lazy(
+    "Automatic picks %(mechanism)s: for %(k)s options at ε = %(epsilon)s it gives the narrowest error band "
+    "(± %(width)s points), and this recurring survey memoizes it across rounds."
+)
+RECURRING_WHY = gettext_lazy(
+    "This survey recurs, so Automatic picks among the mechanisms memoized across rounds: %(mechanism)s, "
+    "± %(width)s points for %(k)s options at ε = %(epsilon)s. The narrowest band, %(other)s's ± %(other_width)s, "
+    "would be randomized afresh, spending ε again every round."
+)
+NO_MEMOIZED_CHOICE = gettext_lazy(
+    "At this ε no mechanism for choices is memoized across rounds (dBitFlip's memoized form needs ε below "
+    "about 4.39, or 2.2 with one bucket), so every round spends ε again."
+)
 
 
 @dataclass(frozen=True)
@@ -144,6 +176,8 @@ class MeanCost(PrivacyStatement):
     n: int
     unit: str = ""
     advice: str = ""
+    recurring: bool = False
+    """The question is in a recurring survey: "Automatic" picks 1BitMean where it is memoized."""
     is_mean = True
 
     @property
@@ -169,11 +203,20 @@ class MeanCost(PrivacyStatement):
             for c in self.recommendation.ranking
         ]
 
+    @cached_property
+    def memoized(self) -> Any:
+        """In a recurring survey, the memoized pick (:func:`surveys.rounds.memoized_mean`), else None."""
+        from surveys.rounds import memoized_mean
+
+        if not self.recurring:
+            return None
+        return memoized_mean(self.mechanism.lo, self.mechanism.hi, self.epsilon, self.n)
+
     @property
     def recommended_label(self) -> str:
         from surveys.models import Question
 
-        return str(Question.MechanismName(self.recommendation.best.mechanism).label)
+        return str(Question.MechanismName((self.memoized or self.recommendation.best).mechanism).label)
 
     @property
     def too_wide(self) -> bool:
@@ -187,10 +230,12 @@ class MeanCost(PrivacyStatement):
 
     @property
     def why(self) -> str:
-        """One plain sentence: the published crossover, on the side of it this epsilon is."""
-        if self.recommendation.regime == "one-bit":
-            return str(CROSSOVER_BELOW)
-        return str(CROSSOVER_ABOVE)
+        """One plain sentence: the published crossover, on the side of it this epsilon is; in a recurring
+        survey, why 1BitMean (memoized), or that no mechanism for numbers is memoized at this epsilon."""
+        if self.memoized is not None:
+            return str(MEAN_RECURRING)
+        crossover = CROSSOVER_BELOW if self.recommendation.regime == "one-bit" else CROSSOVER_ABOVE
+        return f"{crossover} {NO_MEMOIZED_MEAN}" if self.recurring else str(crossover)
 
 
 CROSSOVER_BELOW = gettext_lazy(
@@ -200,6 +245,15 @@ CROSSOVER_BELOW = gettext_lazy(
 CROSSOVER_ABOVE = gettext_lazy(
     "Above ε ≈ 1.29 Piecewise, which reports a value near the true one, beats a single randomized bit "
     "(Duchi et al., 1BitMean); Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+)
+MEAN_RECURRING = gettext_lazy(
+    "This survey recurs, so Automatic picks 1BitMean: its one bit is memoized across rounds (possible below "
+    "ε = ln 3 ≈ 1.1), at most a few percent less precise than the best here. Any other would be randomized "
+    "afresh, spending ε again every round."
+)
+NO_MEMOIZED_MEAN = gettext_lazy(
+    "At this ε no mechanism for numbers is memoized across rounds (1BitMean's memoized form needs ε below "
+    "ln 3 ≈ 1.1), so every round spends ε again."
 )
 
 
@@ -214,8 +268,15 @@ class TextCost(PrivacyStatement):
     mechanism: TextReports
     n: int
     advice: str = ""
+    recurring: bool = False
+    """The question is in a recurring survey: "Automatic" picks RAPPOR, memoized across rounds."""
     is_mean = False
     is_text = True
+
+    @property
+    def why(self) -> str:
+        """Why "Automatic" picked this mechanism, in a recurring survey (empty otherwise)."""
+        return str(TEXT_RECURRING) if self.recurring else ""
 
     @cached_property
     def half_width(self) -> float:
@@ -228,6 +289,13 @@ class TextCost(PrivacyStatement):
     @property
     def respondents_needed(self) -> int:
         return respondents_for(self.half_width, READABLE_HALF_WIDTH, max(self.n, 1))
+
+
+TEXT_RECURRING = gettext_lazy(
+    "This survey recurs, so Automatic picks RAPPOR: its permanent randomized response is memoized across "
+    "rounds, so answering again with the same answer spends at most its ε∞ in all. A count-mean sketch would "
+    "be randomized afresh, spending ε again every round."
+)
 
 
 @dataclass(frozen=True)
@@ -299,13 +367,14 @@ SET_PADDING_EXPLANATION = gettext_lazy(
 )
 
 
-def cost_of(mechanism: Any, n: int, unit: str = "", advice: str = "") -> Any:
+def cost_of(mechanism: Any, n: int, unit: str = "", advice: str = "", recurring: bool = False) -> Any:
     """The cost description of any mechanism: :class:`MeanCost` for numeric ones, :class:`TextCost` for
-    text, :class:`SetCost` for multi-select."""
+    text, :class:`SetCost` for multi-select. ``recurring``: the question is in a recurring survey, where
+    "Automatic" picks among the memoized mechanisms (the explanation says so)."""
     if isinstance(mechanism, (SetUnaryEncoding, PaddingAndSampling)):
         return SetCost(mechanism, n, advice)
     if isinstance(mechanism, NumericMechanism):
-        return MeanCost(mechanism, n, unit, advice)
+        return MeanCost(mechanism, n, unit, advice, recurring)
     if isinstance(mechanism, TextReports):
-        return TextCost(mechanism, n, advice)
-    return QuestionCost(mechanism, n, advice)
+        return TextCost(mechanism, n, advice, recurring)
+    return QuestionCost(mechanism, n, advice, recurring)

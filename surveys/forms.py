@@ -22,6 +22,7 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
+from surveys import rounds
 from surveys.costs import cost_of
 from surveys.kinds import (
     CATEGORICAL_MECHANISMS,
@@ -66,6 +67,18 @@ AUTOMATIC_HELP = _(
     "Automatic picks, for this question's options and ε and the survey's expected respondents, "
     "the mechanism whose widest 95 % error band is narrowest."
 )
+AUTOMATIC_HELP_RECURRING = _(
+    # xgettext:no-python-format ("95 %" is a percentage, not a placeholder)
+    "This survey recurs, so Automatic picks among the mechanisms memoized across rounds (dBitFlip for "
+    "choices, 1BitMean for numbers, RAPPOR for short answers) the one whose widest 95 % error band is "
+    "narrowest; where none is memoized at this ε, the narrowest of all, whose ε then adds up every round."
+)
+
+
+def explain_automatic(form: forms.Form, survey: Survey) -> None:
+    """Say in the mechanism field's help what "Automatic" picks in a recurring survey."""
+    if survey.series_id is not None:
+        form.fields["mechanism"].help_text = AUTOMATIC_HELP_RECURRING
 
 
 class SignUpForm(UserCreationForm):
@@ -308,6 +321,7 @@ class QuestionForm(forms.Form):
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
         super().__init__(*args, **kwargs)
+        explain_automatic(self, survey)
         self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
         # question takes one of those kinds.
@@ -400,7 +414,8 @@ class QuestionForm(forms.Form):
         data["mechanism_params"] = params
         data["built"] = built
         advice = self._advice(data)
-        data["cost"] = cost_of(built, self.survey.expected_respondents, data.get("unit", ""), advice)
+        recurring = self.survey.series_id is not None
+        data["cost"] = cost_of(built, self.survey.expected_respondents, data.get("unit", ""), advice, recurring)
         self._check_budget(data["epsilon"])
         self._check_frozen(data)
         self._check_pair(data)
@@ -431,18 +446,31 @@ class QuestionForm(forms.Form):
 
     def _advised_mechanism(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> str:
         """The advisor's mechanism for these options (or range), epsilon and the expected n; sets its knobs."""
-        advised = kind_of(data["kind"]).advised_mechanism(data, self.survey.expected_respondents)
+        mechanism, knobs = self.advised(data, value_range)
+        data.update(knobs)
+        return mechanism
+
+    def advised(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> tuple[str, dict[str, Any]]:
+        """What "Automatic" (and "Recommend a mechanism") picks: (mechanism, its knobs d / hash_count / width).
+
+        The advisor's lowest expected error for the options (or range), epsilon and the expected n; in a
+        recurring survey, among the mechanisms it memoizes across rounds where one is available at this
+        epsilon (:func:`surveys.rounds.memoized_choice`, :func:`~surveys.rounds.memoized_mean`, RAPPOR
+        for a short answer), since any other is randomized afresh and spends its epsilon again every round.
+        """
+        n, epsilon = self.survey.expected_respondents, data["epsilon"]
+        recurring = self.survey.series_id is not None
+        advised = kind_of(data["kind"]).advised_mechanism(data, n)
         if advised is not None:
-            return advised
+            return advised, {}  # a multi-select question: no mechanism for sets is memoized
         if value_range is not None:
-            return recommend_mean(*value_range, data["epsilon"], self.survey.expected_respondents).best.mechanism
+            memoized = rounds.memoized_mean(*value_range, epsilon, n) if recurring else None
+            return (memoized or recommend_mean(*value_range, epsilon, n).best).mechanism, {}
         if data["kind"] == Question.Kind.FREE_TEXT:
-            return DEFAULT_TEXT_MECHANISM
-        best = recommend(len(data["options"]), data["epsilon"], self.survey.expected_respondents).best
-        for name in ("d", "hash_count", "width"):
-            if name in best.params:
-                data[name] = best.params[name]
-        return best.mechanism
+            return (rounds.RECURRING_TEXT_MECHANISM if recurring else DEFAULT_TEXT_MECHANISM), {}
+        k = len(data["options"])
+        best = (rounds.memoized_choice(k, epsilon, n) if recurring else None) or recommend(k, epsilon, n).best
+        return best.mechanism, {name: best.params[name] for name in ("d", "hash_count", "width") if name in best.params}
 
     def _clean_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
         k = len(data["options"])
@@ -573,6 +601,7 @@ class MatrixForm(forms.Form):
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
         super().__init__(*args, **kwargs)
+        explain_automatic(self, survey)
 
     def clean_items_text(self) -> list[str]:
         items = [line.strip() for line in self.cleaned_data["items_text"].splitlines() if line.strip()]
@@ -682,6 +711,7 @@ class PairForm(forms.Form):
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
         super().__init__(*args, **kwargs)
+        explain_automatic(self, survey)
         self.eligible = pairable(survey)
         choices = [("", "—"), *((q.pk, q.text) for q in self.eligible)]
         self.fields["first"].choices = self.fields["second"].choices = choices
@@ -783,7 +813,7 @@ def question_cost(question: Question) -> Any:
     """What a saved question's randomization costs at the survey's expected respondents."""
     n = question.survey.expected_respondents
     advice = kind_of(question.kind).advice(question.scale, question.k, question.epsilon, n)
-    return cost_of(question.build_mechanism(), n, question.unit, advice)
+    return cost_of(question.build_mechanism(), n, question.unit, advice, question.survey.series_id is not None)
 
 
 def initial_from_question(question: Question) -> dict[str, Any]:

@@ -21,16 +21,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
-from ldp.advisor import recommend
-from ldp.numeric import NumericMechanism
-from ldp.numeric.advisor import recommend_mean
-from ldp.textreports import TextReports
 from surveys import actions, rounds
 from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import (
     DEFAULT_EPSILON_CAP,
-    DEFAULT_TEXT_MECHANISM,
     MatrixEditForm,
     MatrixForm,
     PairForm,
@@ -61,26 +56,40 @@ class Card:
     frozen_by_earlier_round: bool = False
     """A recurring survey's question without reports of its own whose randomization another round's
     reports froze (:meth:`surveys.models.Question.randomization_frozen`)."""
+    rounds_adding_up: int = 0
+    """A recurring survey's question that is not memoized (:func:`surveys.rounds.question_memoized`): the
+    series' number of rounds so far, over which its epsilon adds up for whoever answers each; else 0."""
 
     @property
     def frozen(self) -> bool:
         return self.report_count > 0
 
+    @property
+    def epsilon_over_rounds(self) -> float:
+        """What a respondent of every round so far spends on this question (sequential composition)."""
+        return self.question.epsilon * self.rounds_adding_up
 
-def make_card(question: Question, joint: dict[int, tuple[Question, str]] | None = None) -> Card:
+
+def make_card(
+    question: Question, joint: dict[int, tuple[Question, str]] | None = None, round_count: int | None = None
+) -> Card:
+    """The question's builder card; ``joint`` and ``round_count`` (the series' rounds) are read if not given."""
     if joint is None:
         joint = asked_jointly(list(question.survey.questions.all()))
     pair = joint.get(question.pk)
     report_count = question.reports.count()
+    recurring = question.survey.series_id is not None
+    adds_up = recurring and pair is None and not rounds.question_memoized(question)
+    if adds_up and round_count is None:
+        round_count = len(rounds.rounds_of(question.survey))
     return Card(
         question=question,
         cost=question_cost(question),
         report_count=report_count,
         facts=kind_of(question.kind).builder_facts(question, question.survey.expected_respondents),
         pair=pair[0] if pair else None,
-        frozen_by_earlier_round=not report_count
-        and question.survey.series_id is not None
-        and question.randomization_frozen(),
+        frozen_by_earlier_round=not report_count and recurring and question.randomization_frozen(),
+        rounds_adding_up=(round_count or 0) if adds_up else 0,
     )
 
 
@@ -113,8 +122,9 @@ def builder_cards(survey: Survey) -> list[Card | MatrixCard]:
     cards: list[Card | MatrixCard] = []
     questions = list(survey.questions.select_related("matrix", "pair_first", "pair_second"))
     joint = asked_jointly(questions)
+    round_count = len(rounds.rounds_of(survey))
     for question in questions:
-        card = make_card(question, joint)
+        card = make_card(question, joint, round_count)
         last = cards[-1] if cards else None
         if question.matrix is None:
             cards.append(card)
@@ -482,26 +492,15 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 
 def recommended_form(data: QueryDict, survey: Survey, question: Question | None) -> QuestionForm:
-    """The posted form with the advisor's mechanism for its options, epsilon and expected n."""
+    """The posted form with the advisor's mechanism for its options, epsilon and expected n (in a recurring
+    survey, among the memoized ones: :meth:`surveys.forms.QuestionForm.advised`)."""
     probe = QuestionForm(data, survey=survey, question=question)
     if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
         return probe
-    built = probe.cleaned_data["built"]
+    cleaned = probe.cleaned_data
+    mechanism, knobs = probe.advised(cleaned, kind_of(cleaned["kind"]).value_range(cleaned))
     updated = data.copy()
-    advised = kind_of(probe.cleaned_data["kind"]).advised_mechanism(probe.cleaned_data, survey.expected_respondents)
-    if advised is not None:  # the kind's own advisor (multi-select: recommend_multiselect)
-        updated["mechanism"] = advised
-        return QuestionForm(updated, survey=survey, question=question)
-    if isinstance(built, NumericMechanism):
-        updated["mechanism"] = recommend_mean(
-            built.lo, built.hi, built.epsilon, survey.expected_respondents
-        ).best.mechanism
-        return QuestionForm(updated, survey=survey, question=question)
-    if isinstance(built, TextReports):  # short answers: the sketch (DEFAULT_TEXT_MECHANISM's reasons)
-        updated["mechanism"] = DEFAULT_TEXT_MECHANISM
-        return QuestionForm(updated, survey=survey, question=question)
-    best = recommend(len(probe.cleaned_data["options"]), built.epsilon, survey.expected_respondents).best
-    updated["mechanism"] = best.mechanism
-    for name, value in best.params.items():
+    updated["mechanism"] = mechanism
+    for name, value in knobs.items():
         updated[name] = str(value)
     return QuestionForm(updated, survey=survey, question=question)

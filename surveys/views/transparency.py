@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from surveys.access import get_survey_by_share_slug
-from surveys.rounds import permanent_epsilon
+from surveys.rounds import permanent_epsilon, rounds_of
 from surveys.transparency import survey_record
 
 
@@ -23,6 +23,8 @@ from surveys.transparency import survey_record
 def transparency(request: HttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
     record = survey_record(survey)
+    # A recurring survey's rounds so far: over them, a question randomized afresh each round adds up.
+    round_count = len(rounds_of(survey)) if survey.series_id is not None else 1
     rows = [
         {
             "record": q,
@@ -31,11 +33,13 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
             "epsilon_infinity": (
                 permanent_epsilon(q.current["spec"], q.current["memo"]) if q.current and "memo" in q.current else None
             ),
+            "epsilon_over_rounds": q.question.epsilon * round_count,
         }
         for q in record.questions
     ]
     context = {
         "survey": survey,
+        "round_count": round_count,
         "rows": rows,
         "digest": record.digest,
         "total_epsilon": sum(v.epsilon for q in record.questions for v in q.versions if v.in_force),

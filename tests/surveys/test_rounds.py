@@ -373,7 +373,12 @@ def test_deleting_a_question_in_a_later_round_keeps_the_others_matched(recurring
 def test_the_transparency_page_states_both_epsilons_of_a_memoized_question(client, recurring):
     html = " ".join(client.get(reverse("transparency", args=[recurring.slug])).content.decode().split())
     assert "Memoized across the rounds" in html and "together at most ε∞ = 4.39" in html
-    assert "Randomized afresh in every round of this recurring survey: each round spends ε = 2." in html
+    assert "Not memoized: randomized afresh in every round of this recurring survey, so its ε adds up." in html
+    assert "whoever answered the 1 round so far spent ε = 2 on it" in html
+    html = " ".join(
+        client.get(reverse("transparency", args=[rounds.do_open_next_round(recurring).slug])).content.decode().split()
+    )
+    assert "whoever answered all 2 rounds so far spent ε = 4 on it" in html
     korean = " ".join(client.get(reverse("transparency", args=[recurring.slug]), **KOREAN).content.decode().split())
     assert "ε∞ = 4.394를 넘지 않습니다" in korean
 
@@ -711,3 +716,112 @@ def test_free_text_and_number_trends_match_ldp_round_by_round(organizer_client, 
     for trend in (text_trend, mean_trend):
         card = html.split(f'data-trend="{trend.key}"')[1].split("</article>")[0]
         assert "<svg" in card and "data-difference" in card
+
+
+def add_question(client, survey, **fields):
+    """Add a question through the builder's form (Automatic, three options, epsilon 2 unless told)."""
+    data = {"text": "Q?", "kind": "single", "options_text": "A\nB\nC", "epsilon": "2", "mechanism": "auto"}
+    response = client.post(reverse("question_add", args=[survey.pk]), data | fields)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    return survey.questions.order_by("-position").first()
+
+
+NUMBER = {"kind": "numeric", "options_text": "", "range_low": "0", "range_high": "10"}
+#: The builder's questions of test_automatic_*: (fields, what Automatic picks in a one-off survey, in a
+#: recurring one). Choices and numbers get the memoized mechanism only where its memoized form exists at
+#: their epsilon (dBitFlip below 2 ln 9 = 4.39 with d >= 2; 1BitMean below ln 3).
+AUTOMATIC_PICKS = [
+    ({"text": "Mood?"}, "krr", "dbitflip"),
+    ({"text": "Mood, precisely?", "epsilon": "5"}, "krr", "krr"),
+    ({"text": "One word?", "kind": "text", "options_text": ""}, "text-cms", "rappor"),
+    ({"text": "Hours?", **NUMBER, "epsilon": "1"}, "hybrid", "1bitmean"),
+    ({"text": "Hours, precisely?", **NUMBER, "epsilon": "1.5"}, "hybrid", "hybrid"),
+    ({"text": "Which?", "kind": "multi_select", "options_text": "A\nB\nC\nD"}, "padding-krr", "padding-krr"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("recurring", [False, True])
+def test_automatic_picks_a_memoized_mechanism_in_a_recurring_survey(client, organizer_client, organizer, recurring):
+    survey = make_survey(organizer, title="Pulse", epsilon_cap=None)
+    if recurring:
+        rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    n = survey.expected_respondents
+    added = [add_question(organizer_client, survey, **fields) for fields, _once, _again in AUTOMATIC_PICKS]
+    picks = [question.mechanism for question in added]
+    assert picks == [again if recurring else once for _fields, once, again in AUTOMATIC_PICKS]
+    assert all(question.mechanism_chosen_automatically for question in added)
+    if recurring:
+        # The advisor's best-ranked dBitFlip whose memoized form exists: here d = 3 (SUE) at epsilon 2.
+        assert added[0].mechanism_params == rounds.memoized_choice(3, 2.0, n).params == {"d": 3}
+    actions.do_open_survey(survey)
+    specs = {entry["question"]: entry for entry in specs_of(client.get(survey.get_share_url()).content.decode())}
+    memoized = [question.text for question in added if "memo" in specs[question.pk]]
+    assert memoized == (["Mood?", "One word?", "Hours?"] if recurring else [])
+    builder = " ".join(organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode().split())
+    # The non-memoized ones (epsilon too large for a memoized form; no memoized form for sets) say their
+    # epsilon adds up; a one-off survey says nothing of rounds.
+    assert builder.count("data-adds-up") == (3 if recurring else 0)
+    assert ("over the 1 round so far, ε = 5 in all" in builder) is recurring
+    assert (
+        "This survey recurs, so Automatic picks among the mechanisms memoized across rounds" in builder
+    ) is recurring
+    assert ("This survey recurs, so Automatic picks RAPPOR" in builder) is recurring
+    assert ("This survey recurs, so Automatic picks 1BitMean" in builder) is recurring
+    assert ("At this ε no mechanism for choices is memoized" in builder) is recurring
+    # The matrix and pair forms' help says what Automatic picks in a recurring survey.
+    assert (
+        "This survey recurs, so Automatic picks among the mechanisms memoized across rounds (dBitFlip" in builder
+    ) is recurring
+
+
+def test_recommend_a_mechanism_in_a_recurring_survey_recommends_a_memoized_one(organizer_client, organizer):
+    survey = make_survey(organizer)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    data = {"text": "Q?", "kind": "single", "options_text": "A\nB\nC", "epsilon": "2", "mechanism": "krr"}
+    html = organizer_client.post(reverse("question_add", args=[survey.pk]), data | {"action": "recommend"})
+    assert '<option value="dbitflip" selected>' in html.content.decode()
+
+
+def test_a_survey_made_recurring_chooses_again_for_its_automatic_questions_without_reports(
+    client, organizer_client, organizer
+):
+    survey = make_survey(organizer, title="Pulse")
+    choice = add_question(organizer_client, survey, text="Mood?")
+    text = add_question(organizer_client, survey, text="One word?", kind="text", options_text="")
+    chosen = add_question(organizer_client, survey, text="Team?", mechanism="krr")
+    answered = add_question(organizer_client, survey, text="Week?")
+    assert [q.mechanism for q in (choice, text, chosen, answered)] == ["krr", "text-cms", "krr", "krr"]
+    actions.do_open_survey(survey)
+    make_reports(answered, [0, 1, 2] * 10)
+    response = organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "weekly"})
+    assert response.status_code == 302
+    for question in (choice, text, chosen, answered):
+        question.refresh_from_db()
+    # Unfrozen and on Automatic: chosen again, memoized. Chosen by hand, or with reports: kept.
+    assert [q.mechanism for q in (choice, text, chosen, answered)] == ["dbitflip", "rappor", "krr", "krr"]
+    assert choice.current_randomization().version == 2 and choice.current_randomization().memo_gamma == 0.1
+    assert answered.current_randomization().version == 1
+    specs = {entry["question"]: entry for entry in specs_of(client.get(survey.get_share_url()).content.decode())}
+    assert [("memo" in specs[q.pk]) for q in (choice, text, chosen, answered)] == [True, True, False, False]
+    html = " ".join(organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode().split())
+    assert html.count("data-adds-up") == 2
+    # The next round keeps every randomization; the answered question's copy stays k-RR on Automatic.
+    survey.refresh_from_db()
+    second = rounds.do_open_next_round(survey)
+    copy = second.questions.get(text="Week?")
+    data = {"text": "This week?", "kind": "single", "options_text": "A\nB\nC", "epsilon": "2", "mechanism": "auto"}
+    assert organizer_client.post(reverse("question_edit", args=[second.pk, copy.pk]), data).status_code == 302
+    copy.refresh_from_db()
+    assert (copy.text, copy.mechanism, copy.randomization_key()) == ("This week?", "krr", answered.randomization_key())
+
+
+def test_the_builder_card_says_a_question_randomized_afresh_adds_up_over_the_rounds(organizer_client, recurring):
+    second = rounds.do_open_next_round(recurring)
+    html = " ".join(organizer_client.get(reverse("survey_detail", args=[second.pk])).content.decode().split())
+    # The k-RR choice at epsilon 2 (chosen by hand), not the RAPPOR short answer (memoized).
+    assert html.count("data-adds-up") == 1
+    assert "its ε adds up for whoever answers again. Each round spends ε = 2; over the 2 rounds so far, ε = 4" in html
+    korean = " ".join(
+        organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode().split()
+    )
+    assert "지금까지의 2개 회차를 모두 합치면 ε = 4입니다" in korean
