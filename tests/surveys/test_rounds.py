@@ -825,3 +825,24 @@ def test_the_builder_card_says_a_question_randomized_afresh_adds_up_over_the_rou
         organizer_client.get(reverse("survey_detail", args=[second.pk]), **KOREAN).content.decode().split()
     )
     assert "지금까지의 2개 회차를 모두 합치면 ε = 4입니다" in korean
+
+
+def test_a_matrix_and_a_declared_pair_on_automatic_are_memoized_in_a_recurring_survey(organizer_client, organizer):
+    survey = make_survey(organizer, epsilon_cap=None)
+    rounds.do_make_recurring(survey, Series.Recurrence.MANUAL)
+    data = {"title": "Agree?", "items_text": "Tools\nTeam", "options_text": "No\nMaybe\nYes", "epsilon": "1.5"}
+    assert (
+        organizer_client.post(reverse("matrix_add", args=[survey.pk]), data | {"mechanism": "auto"}).status_code == 302
+    )
+    fruit = add_question(organizer_client, survey, text="Fruit?", options_text="Apple\nBanana", mechanism="krr")
+    day = add_question(organizer_client, survey, text="Day?", options_text="Weekday\nWeekend", mechanism="krr")
+    data = {"first": fruit.pk, "second": day.pk, "epsilon": "2", "mechanism": "auto"}
+    assert organizer_client.post(reverse("pair_add", args=[survey.pk]), data).status_code == 302
+    items = list(survey.questions.filter(kind="matrix"))
+    pair = survey.questions.get(kind="pair")
+    n = survey.expected_respondents
+    assert [(q.mechanism, q.mechanism_params) for q in items] == [
+        ("dbitflip", rounds.memoized_choice(3, 1.5, n).params)
+    ] * 2
+    assert (pair.mechanism, pair.mechanism_params) == ("dbitflip", rounds.memoized_choice(4, 2.0, n).params)
+    assert all(rounds.question_memoized(q) for q in (*items, pair))
