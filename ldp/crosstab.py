@@ -34,6 +34,11 @@ two questions' own budgets; a post-hoc cross-tab spends nothing more).
 Conditional shares P(Q2 = b | Q1 = a) = F[a, b] / sum_b' F[a, b'] get delta-method intervals:
 the gradient with respect to row a is (e_b - c_a) / R_a, c_a the row's conditional shares.
 
+Bands for all at once: the cells' ``simultaneous`` bands (:func:`ldp.estimates.simultaneous_bands`
+over the k1 k2 cells), and, on request, the marginals' and the conditional shares' normal bands at
+Šidák's level (:func:`ldp.estimates.simultaneous_level`) for the k options of a marginal or the
+k1 k2 shares given one question.
+
 References
 ----------
 1. T. Wang, J. Blocki, N. Li, S. Jha. "Locally differentially private protocols for frequency
@@ -60,6 +65,7 @@ from ldp.estimates import (
     affine_variance_terms,
     project_onto_simplex,
     simultaneous_bands,
+    simultaneous_level,
 )
 from ldp.mechanisms import KRandomizedResponse, Mechanism, Tally, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
@@ -182,11 +188,14 @@ class JointEstimate:
     def consistent_cells(self) -> np.ndarray:
         return project_onto_simplex(self.cells.reshape(-1)).reshape(self.shape)
 
-    def marginal(self, which: str = "first", level: float = 0.95) -> Marginal:
+    def marginal(self, which: str = "first", level: float = 0.95, *, simultaneous: bool = False) -> Marginal:
         """One question's shares, summed from the joint cells, with normal bands from the covariance.
 
         For a declared pair these are that question's shares as its respondents answered it within the
         pair: unbiased (sums of unbiased cells) with variance a' Cov a for the 0/1 summing vector a.
+        With ``simultaneous`` the bands hold for all of the question's options at once: each is made at
+        Šidák's per-option level (:func:`~ldp.estimates.simultaneous_level`), valid for a normal vector
+        with any correlation.
 
         >>> from ldp import Tally
         >>> m = make_mechanism("krr", k=4, epsilon=2.0)
@@ -200,11 +209,25 @@ class JointEstimate:
         summing = np.kron(np.eye(k1), np.ones((1, k2))) if which == "first" else np.kron(np.ones((1, k1)), np.eye(k2))
         shares = summing @ self.cells.reshape(-1)
         errors = np.sqrt(np.clip(np.diag(summing @ self.covariance @ summing.T), 0.0, None))
-        z = float(stats.norm.ppf(0.5 + level / 2))
+        z = _z(simultaneous_level(level, shares.size) if simultaneous else level)
         return Marginal(shares, errors, Interval(shares - z * errors, shares + z * errors))
 
-    def conditional(self, given: str = "first", level: float = 0.95) -> ConditionalShares:
-        """Shares of the other question's options among those who chose each option of ``given``."""
+    def conditional(
+        self, given: str = "first", level: float = 0.95, *, simultaneous: bool = False
+    ) -> ConditionalShares:
+        """Shares of the other question's options among those who chose each option of ``given``.
+
+        With ``simultaneous`` the intervals hold for all k1 k2 conditional shares given that question at
+        once: each is made at Šidák's per-share level for k1 k2 shares. Which rows are too noisy to read
+        does not depend on it (it is judged at ``level`` for each share on its own), so the choice of
+        bands never hides or shows a row.
+
+        >>> m = make_mechanism("krr", k=4, epsilon=2.0)
+        >>> est = declared_estimate(m, Tally(2000, np.array([700, 300, 300, 700])), 2, 2)
+        >>> own, joint = est.conditional(), est.conditional(simultaneous=True)
+        >>> bool(np.all(joint.bands.high - joint.bands.low >= own.bands.high - own.bands.low))
+        True
+        """
         if given not in ("first", "second"):
             raise ValueError(f"given must be 'first' or 'second', got {given!r}")
         k1, k2 = self.shape
@@ -214,9 +237,9 @@ class JointEstimate:
             cells, unbiased = cells.T, unbiased.T
             covariance = covariance.transpose(1, 0, 3, 2)
         rows, columns = cells.shape
-        z = float(stats.norm.ppf(0.5 + level / 2))
+        z = _z(level)
         shares = np.full((rows, columns), np.nan)
-        half = np.full((rows, columns), np.nan)
+        errors = np.full((rows, columns), np.nan)
         noisy = np.ones(rows, dtype=bool)
         for a in range(rows):
             block = covariance[a, :, a, :]
@@ -227,10 +250,11 @@ class JointEstimate:
                 continue
             shares[a] = cells[a] / total
             gradient = (np.eye(columns) - shares[a][:, None]) / total  # row b: d c_b / d F[a, :]
-            half[a] = z * np.sqrt(np.clip(np.einsum("bi,ij,bj->b", gradient, block, gradient), 0.0, None))
-            noisy[a] |= bool(half[a].max() > NOISY_HALF_WIDTH)
+            errors[a] = np.sqrt(np.clip(np.einsum("bi,ij,bj->b", gradient, block, gradient), 0.0, None))
+            noisy[a] |= bool(z * errors[a].max() > NOISY_HALF_WIDTH)
+        half = errors * (_z(simultaneous_level(level, rows * columns)) if simultaneous else z)
         low, high = np.clip(shares - half, 0.0, 1.0), np.clip(shares + half, 0.0, 1.0)
-        return ConditionalShares(given, shares, Interval(low, high), noisy)
+        return ConditionalShares(given, shares, Interval(low, high), noisy, simultaneous)
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,13 +272,20 @@ class ConditionalShares:
 
     ``noisy[a]`` flags rows too noisy to read (the dashboard's small-n notice): the row total's
     standard error is more than half of it, its unbiased estimate is not positive, or an interval
-    reaches more than :data:`NOISY_HALF_WIDTH` either side; undefined rows are NaN.
+    reaches more than :data:`NOISY_HALF_WIDTH` either side (each share's own 95 % interval); undefined
+    rows are NaN. ``simultaneous``: whether ``bands`` hold for all the shares at once (Šidák).
     """
 
     given: str
     shares: np.ndarray
     bands: Interval
     noisy: np.ndarray
+    simultaneous: bool = False
+
+
+def _z(level: float) -> float:
+    """The two-sided normal quantile of a band at ``level``."""
+    return float(stats.norm.ppf(0.5 + level / 2))
 
 
 def _second_moments(mechanism: Mechanism) -> np.ndarray:
