@@ -32,6 +32,7 @@ from ldp.crosstab import (
     posthoc_expected_half_width,
     report_counts,
 )
+from ldp.estimates import Interval
 from ldp.mechanisms import Mechanism
 from surveys.costs import respondents_for
 from surveys.models import Question, Randomization, Report
@@ -143,6 +144,12 @@ def crossable(state: SurveyState) -> dict[int, Randomization]:
     return found
 
 
+def choices(state: SurveyState) -> list[Question]:
+    """The questions a cross-tab selector offers, in the survey's order: :func:`crossable`'s."""
+    found = crossable(state)
+    return [q for q in state.questions if q.pk in found]
+
+
 class CrosstabError(ValueError):
     """Two questions that cannot be crossed (the message says why)."""
 
@@ -176,10 +183,17 @@ def read_crosstab(state: SurveyState, first: Question, second: Question) -> Cros
     return Crosstab(first, second, r1, r2, tally, estimate, half_width, digest)
 
 
-def cell_rows(estimate: JointEstimate, row_labels: list[str], column_labels: list[str]) -> list[dict[str, Any]]:
+def cell_bands(estimate: JointEstimate, bands: str = "option") -> Interval:
+    """The cells' 95 % bands as drawn: each cell's own, or (``bands="joint"``) all cells' at once."""
+    return estimate.simultaneous if bands == "joint" else estimate.bands
+
+
+def cell_rows(
+    estimate: JointEstimate, row_labels: list[str], column_labels: list[str], bands: str = "option"
+) -> list[dict[str, Any]]:
     """Per option of the first question: its label and, per option of the second, the cell's numbers."""
     consistent, errors = estimate.consistent_cells, estimate.standard_errors
-    low, high = estimate.bands
+    low, high = cell_bands(estimate, bands)
     return [
         {
             "label": label,
@@ -200,13 +214,18 @@ def cell_rows(estimate: JointEstimate, row_labels: list[str], column_labels: lis
 
 
 def conditional_rows(
-    estimate: JointEstimate, row_labels: list[str], column_labels: list[str], given: str = "first"
+    estimate: JointEstimate,
+    row_labels: list[str],
+    column_labels: list[str],
+    given: str = "first",
+    bands: str = "option",
 ) -> list[dict[str, Any]]:
     """Of those who chose each option of the ``given`` question, the share choosing each of the other's.
 
-    ``row_labels`` are the given question's options, ``column_labels`` the other's.
+    ``row_labels`` are the given question's options, ``column_labels`` the other's. With ``bands="joint"``
+    the intervals hold for all the shares given that question at once (``JointEstimate.conditional``).
     """
-    conditional = estimate.conditional(given)
+    conditional = estimate.conditional(given, simultaneous=bands == "joint")
     low, high = conditional.bands
     rows = []
     for a, label in enumerate(row_labels):
@@ -226,9 +245,12 @@ def conditional_rows(
     return rows
 
 
-def marginal_rows(estimate: JointEstimate, which: str, labels: list[str]) -> list[dict[str, Any]]:
-    """One question's shares derived from the joint estimate (``JointEstimate.marginal``), with bands."""
-    marginal = estimate.marginal(which)
+def marginal_rows(
+    estimate: JointEstimate, which: str, labels: list[str], bands: str = "option"
+) -> list[dict[str, Any]]:
+    """One question's shares derived from the joint estimate (``JointEstimate.marginal``), with bands:
+    each option's own, or (``bands="joint"``) all of the question's options at once."""
+    marginal = estimate.marginal(which, simultaneous=bands == "joint")
     low, high = marginal.bands
     return [
         {
@@ -242,9 +264,11 @@ def marginal_rows(estimate: JointEstimate, which: str, labels: list[str]) -> lis
     ]
 
 
-def conditionals(estimate: JointEstimate, first: Question, second: Question) -> list[dict[str, Any]]:
+def conditionals(
+    estimate: JointEstimate, first: Question, second: Question, bands: str = "option"
+) -> list[dict[str, Any]]:
     """Conditional shares both ways: given each option of the first question, then of the second."""
     return [
-        {"question": first, "rows": conditional_rows(estimate, first.options, second.options, "first")},
-        {"question": second, "rows": conditional_rows(estimate, second.options, first.options, "second")},
+        {"question": first, "rows": conditional_rows(estimate, first.options, second.options, "first", bands)},
+        {"question": second, "rows": conditional_rows(estimate, second.options, first.options, "second", bands)},
     ]

@@ -70,6 +70,7 @@ urlpatterns = [
         name="export_synthetic",
     ),
     path("r/<str:slug>/", results.public_results, name="public_results"),
+    path("r/<str:slug>/crosstab/", results.public_crosstab, name="public_crosstab"),
     path("s/<str:slug>/", respond.respond, name="respond"),
     path("s/<str:slug>/submit/", respond.submit, name="submit"),
     path("s/<str:slug>/transparency/", transparency.transparency, name="transparency"),

@@ -50,7 +50,7 @@ from surveys.results import (
 
 DASHBOARD = "surveys/results.html"
 #: Part of every results page's ETag: bump when the pages' templates change what they show.
-PAGE_VERSION = 1
+PAGE_VERSION = 2
 
 
 def estimate_kind(request: HttpRequest) -> str:
@@ -114,23 +114,28 @@ def pair_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
     question = result.question
     first, second = question.pair_first, question.pair_second
     assert first is not None and second is not None
-    estimate = declared_crosstab(result)
+    estimate, bands = declared_crosstab(result), view["bands"]
     view["first"], view["second"] = first, second
-    view["rows"] = crosstabs.cell_rows(estimate, first.options, second.options)
-    view["conditionals"] = crosstabs.conditionals(estimate, first, second)
+    view["rows"] = crosstabs.cell_rows(estimate, first.options, second.options, bands)
+    view["conditionals"] = crosstabs.conditionals(estimate, first, second, bands)
     view["marginals"] = [
-        {"question": q, "rows": crosstabs.marginal_rows(estimate, which, q.options)}
+        {"question": q, "rows": crosstabs.marginal_rows(estimate, which, q.options, bands)}
         for which, q in (("first", first), ("second", second))
     ]
-    labels = _digest(json.dumps([first.options, second.options]))
-    key = f"murmur:pair-chart:{charts.CHART_VERSION}:{randomization_digest(result.randomization)}:{result.digest}"
-    key += f":{labels}:{get_language()}"
+    name = f"pair-chart:{randomization_digest(result.randomization)}:{result.digest}"
+    view["chart"] = heatmap(name, estimate, first.options, second.options, bands)
+
+
+def heatmap(name: str, estimate: JointEstimate, rows: list[str], columns: list[str], bands: str) -> str:
+    """A cross-tab's heatmap with the bands chosen, drawn once per (``name``: its tally, bands, labels, language)."""
+    labels = _digest(json.dumps([rows, columns]))
+    key = f"murmur:{name}:{charts.CHART_VERSION}:{bands}:{labels}:{get_language()}"
     svg = cache.get(key)
     if svg is None:
-        low, high = estimate.bands
-        svg = charts.crosstab_heatmap(first.options, second.options, estimate.consistent_cells, low, high)
+        low, high = crosstabs.cell_bands(estimate, bands)
+        svg = charts.crosstab_heatmap(rows, columns, estimate.consistent_cells, low, high)
         cache.set(key, svg, CACHE_SECONDS)
-    view["chart"] = svg
+    return svg
 
 
 def shares_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
@@ -442,7 +447,8 @@ def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
 
     def render_page() -> HttpResponse:
         context = dashboard_context(survey, kind, state, bands=bands) | trend
-        context["choices"] = [q for q in state.questions if q.pk in crosstabs.crossable(state)]
+        context["choices"] = crosstabs.choices(state)
+        context["crosstab_url"] = crosstab_url(survey, public=False)
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
@@ -541,6 +547,8 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
     def render_page() -> HttpResponse:
         context = dashboard_context(survey, "consistent", state, timeline, bands)
         context["public"] = True
+        context["choices"] = crosstabs.choices(state)
+        context["crosstab_url"] = crosstab_url(survey, public=True)
         return render(request, "surveys/public_results.html", context)
 
     response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
@@ -553,14 +561,18 @@ def public_results(request: HttpRequest, slug: str) -> HttpResponse:
 CROSSTAB = "surveys/crosstab.html"
 
 
-def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_id: str) -> dict[str, Any]:
-    """The selector's choices and, once two different crossable questions are chosen, their cross-tab.
+def crosstab_context(
+    survey: Survey, state: SurveyState, first_id: str, second_id: str, bands: str = "option"
+) -> dict[str, Any]:
+    """The selector's choices and, once two different crossable questions are chosen, their cross-tab
+    with the 95 % bands chosen (each cell's own, or all cells' at once).
 
     An id that is not a number is a 400 with a sentence; one that is not one of the survey's
     crossable questions is a 404 (as another survey's is).
     """
-    choices = [q for q in state.questions if q.pk in crosstabs.crossable(state)]
+    choices = crosstabs.choices(state)
     context: dict[str, Any] = {"survey": survey, "choices": choices, "first": None, "second": None, "status": 200}
+    context["bands"] = bands
     if not (first_id and second_id):
         return context
     if not (first_id.isascii() and first_id.isdigit() and second_id.isascii() and second_id.isdigit()):
@@ -582,33 +594,39 @@ def crosstab_context(survey: Survey, state: SurveyState, first_id: str, second_i
     if crosstab.enough:
         assert crosstab.estimate is not None
         labels = (crosstab.first.options, crosstab.second.options)
-        context["rows"] = crosstabs.cell_rows(crosstab.estimate, *labels)
-        context["conditionals"] = crosstabs.conditionals(crosstab.estimate, crosstab.first, crosstab.second)
-        context["chart"] = crosstab_chart(crosstab)
+        context["rows"] = crosstabs.cell_rows(crosstab.estimate, *labels, bands)
+        context["conditionals"] = crosstabs.conditionals(crosstab.estimate, crosstab.first, crosstab.second, bands)
+        context["chart"] = heatmap(f"crosstab-chart:{crosstab.digest}", crosstab.estimate, *labels, bands)
     return context
-
-
-def crosstab_chart(crosstab: crosstabs.Crosstab) -> str:
-    """The cross-tab's heatmap, drawn once per (pair of tallies, labels, language)."""
-    labels = _digest(json.dumps([crosstab.first.options, crosstab.second.options]))
-    key = f"murmur:crosstab-chart:{charts.CHART_VERSION}:{crosstab.digest}:{labels}:{get_language()}"
-    svg = cache.get(key)
-    if svg is None:
-        estimate = crosstab.estimate
-        assert estimate is not None
-        low, high = estimate.bands
-        svg = charts.crosstab_heatmap(
-            crosstab.first.options, crosstab.second.options, estimate.consistent_cells, low, high
-        )
-        cache.set(key, svg, CACHE_SECONDS)
-    return svg
 
 
 def requested_crosstab(request: HttpRequest, survey_id: int) -> dict[str, Any]:
     """:func:`crosstab_context` for the survey (if the user may read its results) and the questions asked for."""
     survey = get_survey_for_results(request.user, survey_id)
     first, second = request.GET.get("first", ""), request.GET.get("second", "")
-    return crosstab_context(survey, SurveyState.read(survey), first, second)
+    return crosstab_context(survey, SurveyState.read(survey), first, second, band_kind(request))
+
+
+def crosstab_page(request: HttpRequest, survey: Survey, public: bool) -> HttpResponse:
+    """The cross-tab page (the fragment for htmx), with an ETag naming the tallies, both questions and the bands."""
+    state = SurveyState.read(survey)
+    first, second, bands = request.GET.get("first", ""), request.GET.get("second", ""), band_kind(request)
+
+    def render_page() -> HttpResponse:
+        context = crosstab_context(survey, state, first, second, bands) | {"public": public, "plain": public}
+        context["crosstab_url"] = crosstab_url(survey, public)
+        template = f"{CROSSTAB}#crosstab-body" if request.htmx else CROSSTAB
+        return render(request, template, context, status=context["status"])
+
+    parts = ("crosstab", public, first, second, bands)
+    return conditional(request, page_etag(request, survey, state, *parts), render_page)
+
+
+def crosstab_url(survey: Survey, public: bool) -> str:
+    """Where the cross-tab selector sends its choice: the organizer's page, or the public one."""
+    if public:
+        return reverse("public_crosstab", args=[survey.slug])
+    return reverse("survey_crosstab", args=[survey.pk])
 
 
 @login_required
@@ -616,10 +634,23 @@ def requested_crosstab(request: HttpRequest, survey_id: int) -> dict[str, Any]:
 @reads_results
 def survey_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
     """Two choice questions crossed post hoc: the selector, the joint shares and the conditional shares."""
-    context = requested_crosstab(request, survey_id)
-    template = f"{CROSSTAB}#crosstab-body" if request.htmx else CROSSTAB
-    response = render(request, template, context, status=context["status"])
+    survey = get_survey_for_results(request.user, survey_id)
+    response = crosstab_page(request, survey, public=False)
     patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+@require_GET
+@rate_limited("public_results", methods=("GET", "HEAD"))
+@reads_results
+def public_crosstab(request: HttpRequest, slug: str) -> HttpResponse:
+    """The post-hoc cross-tab of a survey with published results: its estimates only (no pair table,
+    no export), in plain words; like the public results page, it costs no privacy (post-processing)."""
+    survey = get_survey_by_share_slug(slug)
+    if not survey.public_results:
+        raise Http404
+    response = crosstab_page(request, survey, public=True)
+    patch_cache_control(response, no_cache=True)
     return response
 
 
@@ -658,6 +689,7 @@ def crosstab_record(crosstab: crosstabs.Crosstab) -> dict[str, Any]:
     estimate = crosstab.estimate
     if estimate is not None:
         conditional = estimate.conditional("first")
+        joint_conditional = estimate.conditional("first", simultaneous=True)
         record |= {
             "unbiased": estimate.cells.tolist(),
             "consistent": estimate.consistent_cells.tolist(),
@@ -669,6 +701,8 @@ def crosstab_record(crosstab: crosstabs.Crosstab) -> dict[str, Any]:
             "conditional_on_first": _finite(conditional.shares),
             "conditional_low": _finite(conditional.bands.low),
             "conditional_high": _finite(conditional.bands.high),
+            "conditional_simultaneous_low": _finite(joint_conditional.bands.low),
+            "conditional_simultaneous_high": _finite(joint_conditional.bands.high),
             "conditional_noisy": conditional.noisy.tolist(),
         }
     return record

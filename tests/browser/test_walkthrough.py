@@ -195,9 +195,18 @@ def test_the_builder_shows_only_the_chosen_mechanisms_knobs(live_server, page, d
 @pytest.mark.parametrize("language", ["ko", "en"])
 def test_every_other_page_passes_axe(live_server, browser, db, language, width):
     """The pages the walkthrough does not pass through: accounts, preview, invitations, the public
-    and per-question results, the transparency page and the error page."""
+    and per-question results, the public cross-tab, the transparency page and the error page."""
+    import numpy as np
+
     from surveys import actions
-    from tests.base import make_multi_question, make_question, make_reports, make_set_reports, make_survey
+    from tests.base import (
+        make_joint_reports,
+        make_multi_question,
+        make_question,
+        make_reports,
+        make_set_reports,
+        make_survey,
+    )
 
     owner = make_user("수진")
     survey = make_survey(owner, title="주간 점검" if language == "ko" else "Weekly check", public_results=True)
@@ -209,9 +218,17 @@ def test_every_other_page_passes_axe(live_server, browser, db, language, width):
         text="이번 주에 한 것은? (모두)" if korean else "What did you do this week? (all)",
         options=["산책", "독서", "운동"] if korean else ["Walks", "Books", "Sport"],
     )
+    sleep = make_question(
+        survey,
+        text="잠은?" if korean else "Sleep?",
+        options=["푹", "보통", "설침"] if korean else ["Well", "So-so", "Badly"],
+        epsilon=4.0,
+    )
     actions.do_open_survey(survey)
     make_reports(question, [0] * 200 + [1] * 120 + [2] * 80, seed=5)
     make_set_reports(multi, [[1, 1, 0]] * 150 + [[0, 0, 1]] * 150 + [[0, 0, 0]] * 100, seed=6)
+    make_joint_reports([question, sleep], np.column_stack([np.arange(400) % 3, np.arange(400) // 134]), seed=7)
+    crosstab = reverse("public_crosstab", args=[survey.slug]) + f"?first={question.pk}&second={sleep.pk}&bands=joint"
     base = live_server.url
     context = browser.new_context(
         locale=context_locale(language),
@@ -227,6 +244,7 @@ def test_every_other_page_passes_axe(live_server, browser, db, language, width):
         ("password-reset", reverse("password_reset")),
         ("not-found", "/no-such-page/"),
         ("public-results", reverse("public_results", args=[survey.slug])),
+        ("public-crosstab", crosstab),
         ("transparency", reverse("transparency", args=[survey.slug])),
     ]:
         page.goto(f"{base}{url}")
