@@ -715,6 +715,27 @@ def _finite(values: np.ndarray) -> list[list[float | None]]:
 
 # -- exports ----------------------------------------------------------------------------------
 
+#: A matrix item's block: its id and title, and the item's place in it (0 for the first item).
+MATRIX_FIELDS = ("matrix_id", "matrix_title", "matrix_item_index")
+
+
+def matrix_fields(questions: list[Question]) -> dict[int, dict[str, Any]]:
+    """Per matrix item (by question id), :data:`MATRIX_FIELDS`; ``questions`` in the survey's order.
+
+    A block's items stand together in that order, so an item's place is its count among its block's.
+    """
+    fields: dict[int, dict[str, Any]] = {}
+    counts: dict[int, int] = {}
+    for question in questions:
+        if question.matrix_id is not None:
+            assert question.matrix is not None
+            index = counts[question.matrix_id] = counts.get(question.matrix_id, -1) + 1
+            fields[question.pk] = dict(
+                zip(MATRIX_FIELDS, (question.matrix_id, question.matrix.title, index), strict=True)
+            )
+    return fields
+
+
 ESTIMATE_COLUMNS = [
     "round",
     "question_id",
@@ -747,6 +768,7 @@ ESTIMATE_COLUMNS = [
     "p_value",
     "found",
     "found_by",
+    *MATRIX_FIELDS,
 ]
 
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
@@ -764,9 +786,12 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
     what a row estimates: an option's ``share``, a ``mean`` (numeric mechanisms, and ratings' shares
     summarized), or a rating's ``nps``.
     """
-    for result in SurveyState.read(survey).all_results():
+    state = SurveyState.read(survey)
+    matrices = matrix_fields(state.questions)
+    for result in state.all_results():
         if result.n:
-            yield from SUMMARY_ROWS[summary_card(result)](result)
+            block = matrices.get(result.question.pk, {})
+            yield from ({**row, **block} for row in SUMMARY_ROWS[summary_card(result)](result))
 
 
 def _common(result: QuestionResult) -> dict[str, Any]:
@@ -1036,7 +1061,10 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
     survey's memoized reports (:data:`surveys.rounds.MEMO_LAYERS`), empty for one-layer reports."""
     records = []
-    for question in survey.questions.all():
+    questions = list(survey.questions.select_related("matrix"))
+    matrices = matrix_fields(questions)
+    for question in questions:
+        block = matrices.get(question.pk, dict.fromkeys(MATRIX_FIELDS))
         for r in question.randomizations.all():
             spec = r.build_mechanism().client_spec()
             memo = rounds.memo_block(survey, question, spec, r.memo_gamma)
@@ -1058,6 +1086,7 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
                     "client_spec": spec,
                     # A declared pair: the two questions whose answers it randomizes as first * k2 + second.
                     "pair": [question.pair_first_id, question.pair_second_id] if question.pair_first_id else None,
+                    **block,  # a matrix item's block and place in it (null for other questions)
                 }
             )
     return records
@@ -1128,6 +1157,7 @@ def _csv_report_stream(survey: Survey) -> Iterator[str]:
             "epsilon",
             "params",
             "report",
+            *MATRIX_FIELDS,
         ]
     )
     for record in report_records(survey):
@@ -1144,6 +1174,7 @@ def _csv_report_stream(survey: Survey) -> Iterator[str]:
                 r["epsilon"],
                 json.dumps(r["params"]),
                 json.dumps(record["report"], separators=(",", ":")),
+                *("" if r[name] is None else r[name] for name in MATRIX_FIELDS),
             ]
         )
         if buffer.tell() > 64_000:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 
 import numpy as np
 import pytest
 from django.urls import reverse
 
+import ldp
 from surveys import actions
 from surveys.models import Matrix, Question, Report
 from tests.base import make_question, make_reports, make_survey
@@ -249,3 +253,60 @@ def test_a_matrix_with_reports_keeps_the_order_of_its_options(organizer_client, 
     response = organizer_client.post(url, data, follow=True, HTTP_ACCEPT_LANGUAGE="ko")
     assert "순서" in response.content.decode()
     assert {tuple(q.options) for q in matrix.items.all()} == {tuple(before)}
+
+
+def test_the_exports_name_each_items_block_and_place_and_re_estimate_it(organizer_client, with_matrix):
+    survey, matrix = with_matrix
+    items = list(matrix.items.order_by("position"))
+    organizer_client.post(reverse("question_move", args=[survey.pk, items[2].pk]), {"direction": "up"})
+    items = list(matrix.items.order_by("position"))  # tools, pay, team: the block's order, not creation's
+    actions.do_open_survey(survey)
+    rng = np.random.default_rng(8)
+    for i, item in enumerate(items):
+        make_reports(item, list(rng.choice(3, size=300, p=[0.2, 0.3, 0.5])), seed=i)
+    before = survey.questions.get(text="Before the grid?")
+    make_reports(before, [0, 1, 2] * 100, seed=9)
+    block = {item.pk: (matrix.pk, "How much do you agree?", i) for i, item in enumerate(items)}
+
+    payload = organizer_client.get(reverse("export_estimates", args=[survey.pk, "json"])).json()
+    for row in payload["estimates"]:
+        if row["question_id"] == before.pk:
+            assert "matrix_id" not in row
+        else:
+            assert (row["matrix_id"], row["matrix_title"], row["matrix_item_index"]) == block[row["question_id"]]
+    table = list(
+        csv.DictReader(
+            io.StringIO(organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode())
+        )
+    )
+    for row in table:
+        fields = (row["matrix_id"], row["matrix_title"], row["matrix_item_index"])
+        if int(row["question_id"]) == before.pk:
+            assert fields == ("", "", "")
+        else:
+            assert (int(fields[0]), fields[1], int(fields[2])) == block[int(row["question_id"])]
+
+    # The raw reports say the same, and re-estimating each item from them gives the exported shares.
+    response = organizer_client.get(reverse("export_reports", args=[survey.pk, "json"]))
+    export = json.loads(b"".join(response.streaming_content))
+    records = {r["question_id"]: r for r in export["randomizations"]}
+    assert records[before.pk]["matrix_id"] is None and records[before.pk]["matrix_item_index"] is None
+    for item in items:
+        record = records[item.pk]
+        assert (record["matrix_id"], record["matrix_title"], record["matrix_item_index"]) == block[item.pk]
+        mechanism = ldp.make_mechanism(
+            record["mechanism"], k=record["k"], epsilon=record["epsilon"], **record["params"]
+        )
+        packed = b"".join(mechanism.parse_report(r["report"]) for r in export["reports"] if r["question_id"] == item.pk)
+        estimate = mechanism.estimate(mechanism.tally(mechanism.unpack_many(packed)))
+        shown = [
+            r["unbiased"] for r in payload["estimates"] if r["question_id"] == item.pk and r["statistic"] == "share"
+        ]
+        np.testing.assert_allclose(estimate.proportions, shown, rtol=0, atol=1e-12)
+    response = organizer_client.get(reverse("export_reports", args=[survey.pk, "csv"]))
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 4 * 300
+    for row in rows:
+        if int(row["question_id"]) != before.pk:
+            fields = (int(row["matrix_id"]), row["matrix_title"], int(row["matrix_item_index"]))
+            assert fields == block[int(row["question_id"])]
