@@ -13,7 +13,8 @@ from django.urls import reverse
 
 import ldp
 from surveys import actions
-from surveys.models import Matrix, Question, Report
+from surveys.models import Matrix, Question, Report, Submission, TallyCell
+from surveys.submissions import new_token
 from tests.base import make_question, make_reports, make_survey
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -253,6 +254,47 @@ def test_a_matrix_with_reports_keeps_the_order_of_its_options(organizer_client, 
     response = organizer_client.post(url, data, follow=True, HTTP_ACCEPT_LANGUAGE="ko")
     assert "순서" in response.content.decode()
     assert {tuple(q.options) for q in matrix.items.all()} == {tuple(before)}
+
+
+def post_reports(client, survey, reports, **headers):
+    body = json.dumps({"token": new_token(survey), "reports": reports})
+    return client.post(reverse("submit", args=[survey.slug]), body, content_type="application/json", **headers)
+
+
+@pytest.mark.parametrize(
+    ("report", "reason"),
+    [
+        ({"value": 3}, "value must lie in [0, 2]"),
+        ({"value": -1}, "value must lie"),
+        ({"value": "1"}, "value must be an integer"),
+        ({"value": True}, "value must be an integer"),
+        ({"value": 1, "item": 0}, "exactly the fields"),
+        ([1], "must be an object"),
+    ],
+)
+def test_a_malformed_item_report_is_a_400_and_nothing_is_stored(client, organizer_client, survey, report, reason):
+    assert add_matrix(organizer_client, survey, mechanism="krr").status_code == 302
+    actions.do_open_survey(survey)
+    items = list(Matrix.objects.get(survey=survey).items.order_by("position"))
+    reports = [{"question": q.pk, "version": q.current_randomization().version, "report": {"value": 0}} for q in items]
+    reports[1]["report"] = report
+    response = post_reports(client, survey, reports)
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "Report 2 (question “The team is kind”) is malformed" in message and reason in message, message
+    assert not (Submission.objects.exists() or Report.objects.exists() or TallyCell.objects.exists())
+
+
+def test_the_refusal_of_a_malformed_item_report_speaks_korean(client, organizer_client, survey):
+    assert add_matrix(organizer_client, survey, mechanism="krr").status_code == 302
+    actions.do_open_survey(survey)
+    items = list(Matrix.objects.get(survey=survey).items.order_by("position"))
+    reports = [{"question": q.pk, "version": q.current_randomization().version, "report": {"value": 0}} for q in items]
+    reports[2]["report"] = {"value": 7}
+    response = post_reports(client, survey, reports, **KOREAN)
+    assert response.status_code == 400
+    assert "보고값 3(문항 “The pay is fair”)의 형식이 잘못되었습니다" in response.json()["error"]
+    assert not Report.objects.exists()
 
 
 def test_the_exports_name_each_items_block_and_place_and_re_estimate_it(organizer_client, with_matrix):

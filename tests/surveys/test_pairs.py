@@ -13,6 +13,7 @@ import ldp
 from ldp.crosstab import declared_estimate, encode_pair, expected_errors
 from surveys import actions
 from surveys.models import Question, Randomization, Report, Submission
+from surveys.results import SurveyState
 from surveys.submissions import new_token
 from tests.base import make_number_question, make_question, make_reports, make_survey
 
@@ -353,3 +354,18 @@ def test_the_builder_shows_no_post_hoc_error_for_a_sketched_question(organizer_c
     row = html[html.index("data-posthoc>") :]
     row = row[: row.index("</tr>")]
     assert "data-posthoc-unavailable" in row and "사후 교차할 수 없습니다" in row and "±" not in row
+
+
+def test_a_pair_with_too_few_reports_shows_the_small_n_notice_and_no_numbers(organizer_client, paired):
+    survey, _fruit, _weekend, pair = open_with_pair(paired)
+    make_reports(pair, [0, 3, 5, 1, 2, 4] * 5, seed=3)  # 30 joint reports over 6 combinations at epsilon 2
+    (result,) = SurveyState.read(survey).results(pair)
+    assert result.n == 30 and not result.enough and result.expected_half_width > 1 / 6
+    for url in (reverse("survey_results", args=[survey.pk]), reverse("question_results", args=[survey.pk, pair.pk])):
+        html = organizer_client.get(url).content.decode()
+        card = html[html.index(f'id="result-{pair.pk}"') :]
+        card = " ".join(card[: card.index("</article>")].split())
+        assert "data-too-few" in card and "Too few responses to read this table" in card
+        assert f"About {result.reports_needed:,} reports are needed" in card
+        assert "data-joint" not in card and "data-marginal" not in card and "data-conditional" not in card
+        assert "<svg" not in card and set(re.findall(r"([\d.]+) ?%", card)) == {"95"}  # no share, only "95 %"
