@@ -120,9 +120,9 @@ raw_json_text = st.sampled_from(
 
 
 @st.composite
-def submissions(draw: Any, survey: Any) -> bytes:
-    """A valid submission with one part replaced by something else, serialized or spliced as text."""
-    items = valid_items(survey)
+def submissions(draw: Any, survey: Any, items: list[dict[str, Any]]) -> bytes:
+    """A valid submission (``items``: every question's valid report, made once per run) with one part
+    replaced by something else, serialized or spliced as text."""
     token = new_token(survey)
     token_kind = draw(st.sampled_from(["valid", "garbled", "forged", "other"]))
     if token_kind == "garbled":
@@ -176,10 +176,11 @@ def submissions(draw: Any, survey: Any) -> bytes:
 
 
 def bodies(survey: Any) -> st.SearchStrategy[bytes]:
+    items = valid_items(survey)
     return st.one_of(
-        submissions(survey),
-        submissions(survey),
-        submissions(survey),
+        submissions(survey, items),
+        submissions(survey, items),
+        submissions(survey, items),
         json_values.map(lambda value: json.dumps(value).encode()),
         deep_bodies,
         non_utf8,
