@@ -46,8 +46,8 @@ test: install-dev test-python test-js  ## every test: Python (with statistical a
 test-python: install-dev
 	$(PYTEST)
 
-test-django: install-dev  ## the tests that touch Django and the database (CI runs them on PostgreSQL too)
-	$(PYTEST) tests/surveys tests/browser
+test-django: install-dev  ## the tests that touch Django and the database (CI runs them on PostgreSQL too); PYTEST_ARGS adds pytest options
+	$(PYTEST) tests/surveys tests/browser $(PYTEST_ARGS)
 
 test-fast: install-dev  ## the quick loop: no browser, no long simulations
 	$(PYTEST) -m "not browser and not statistical"
