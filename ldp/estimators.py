@@ -4,6 +4,11 @@
   Bayesian update (Agrawal and Aggarwal 2001), for mechanisms whose tally counts every possible
   report (k-RR; Hadamard response): there the tally is multinomial, counts ~ Mult(n, P f) with
   P[y, t] = P(report y | answer t), and EM iterates f <- f * P^T (counts / (P f)) / n.
+* :func:`support_bayesian_update` (``"ibu"``): the same update on the per-option support counts
+  of the mechanisms that tally them (k-RR, SUE/OUE, OLH, subset selection), the estimator
+  multi-freq-ldpy calls IBU (ref. 6): the supports are read as draws from a multinomial with cell
+  probabilities proportional to A f. For k-RR it is the MLE; for the others a pseudo-likelihood
+  (each report supports several options, and their dependence is ignored).
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
   test does not reject evenly spread answers (:func:`~ldp.estimates.evenness_p_value`), else Norm-Sub or
@@ -26,6 +31,9 @@ References
 4. W. Jiang, C.-H. Zhang. "General maximum likelihood empirical Bayes estimation of normal
    means." Ann. Statist. 37, 2009.
 5. B. Efron. "Bayes, oracle Bayes and empirical Bayes." Statistical Science 34, 2019.
+6. H. H. Arcolezi, J.-F. Couchot, S. Gambs, C. Palamidessi, M. Zolfaghari. "Multi-Freq-LDPy: multiple
+   frequency estimation under local differential privacy in Python." ESORICS 2022; its
+   ``IBU`` estimator for GRR, UE, OLH and SS (read, not copied; bench/peers.py runs it).
 """
 
 from __future__ import annotations
@@ -41,12 +49,17 @@ __all__ = [
     "estimate_proportions",
     "maximum_likelihood",
     "score_interval",
+    "support_bayesian_update",
     "supports_likelihood",
 ]
 
 #: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself; "auto" picks "eb", Norm-Sub
 #: or clip per tally (:meth:`~ldp.mechanisms.Mechanism.automatic_consistency`).
-ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb")
+ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb", "ibu")
+
+#: Mechanisms whose tally counts, per option, the reports that support it, with a response matrix
+#: A = (a - b) I + b: :func:`support_bayesian_update` applies to them.
+SUPPORT_COUNT_MECHANISMS = ("krr", "sue", "oue", "olh", "subset")
 
 
 def empirical_bayes(mechanism: Mechanism, unbiased: np.ndarray, n: int) -> np.ndarray:
@@ -111,6 +124,67 @@ def maximum_likelihood(
     return f[0] if single else f
 
 
+def _support_counts(mechanism: Mechanism, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(per-option support counts, P(support | own answer), P(support | another answer))."""
+    if mechanism.name in ("sue", "oue"):
+        # The tally is (times each bit was sampled, times it was 1); a full unary encoding samples
+        # every bit of every report, so the second half counts the supports.
+        return rows[:, mechanism.k :], mechanism.true_bit_probability, mechanism.other_bit_probability
+    if mechanism.name in SUPPORT_COUNT_MECHANISMS:
+        response = mechanism.response_matrix
+        return rows, float(response[0, 0]), float(response[0, 1])
+    raise ValueError(f"{mechanism.name} does not tally support counts; ibu needs one of {SUPPORT_COUNT_MECHANISMS}")
+
+
+def support_bayesian_update(
+    mechanism: Mechanism, counts: np.ndarray, *, iterations: int = 10_000, tolerance: float = 1e-12
+) -> np.ndarray:
+    """Shares by the iterative Bayesian update on support counts (``"ibu"``), on the simplex.
+
+    With s_v = c_v / sum(c) the share of all supports that went to option v and A the response
+    matrix (E[c_v / n] = (A f)_v), whose columns all sum to the same c (each report supports c
+    options on average), the supports are read as draws from Mult(sum(c), A f / c) and EM iterates
+    (Agrawal and Aggarwal 2001, ref. 1; multi-freq-ldpy's IBU, ref. 6)
+
+        f <- f * (A / c)^T (s / ((A / c) f)),
+
+    from the evenly spread f, until no share moves by more than ``tolerance`` or after
+    ``iterations`` steps. Every step keeps f on the simplex. For k-RR (c = 1, the tally is the
+    multinomial of the reports) this is :func:`maximum_likelihood`; for SUE/OUE, OLH and subset
+    selection a pseudo-likelihood, consistent (its fixed point at the expected counts is the
+    true f) but not the reports' likelihood. With few reports the step cap is reached before
+    convergence, which stops short of the likelihood's boundary maximum: a mild pull toward the
+    evenly spread start (so, like every consistent estimate, biased at small n; the bias vanishes
+    as n grows, tests/ldp/test_estimators.py). A = (a - b) I + b makes each step O(k).
+
+    >>> from ldp import make_mechanism
+    >>> m = make_mechanism("oue", k=3, epsilon=1.0)
+    >>> p, q = m.true_bit_probability, m.other_bit_probability
+    >>> ones = 1000 * (((p - q) * np.eye(3) + q) @ np.array([0.6, 0.3, 0.1]))
+    >>> support_bayesian_update(m, np.r_[np.full(3, 1000), ones]).round(6).tolist()
+    [0.6, 0.3, 0.1]
+    """
+    supports, diagonal, other = _support_counts(mechanism, np.atleast_2d(np.asarray(counts, dtype=float)))
+    k = mechanism.k
+    column = diagonal + (k - 1) * other
+    a, b = diagonal / column, other / column  # A / c = (a - b) I + b, columns summing to 1
+    single = np.ndim(counts) == 1
+    s = supports / supports.sum(axis=1, keepdims=True)
+    f = np.full(supports.shape, 1.0 / k)
+    active = np.arange(f.shape[0])  # rows still moving: each row stops on its own, as if alone
+    for _ in range(iterations):
+        g, t = f[active], s[active]
+        expected = (a - b) * g + b  # (A / c) f, as f sums to 1
+        ratio = np.divide(t, expected, out=np.zeros_like(t), where=expected > 0)
+        updated = g * ((a - b) * ratio + b * ratio.sum(axis=1, keepdims=True))
+        moving = np.max(np.abs(updated - g), axis=1) >= tolerance
+        f[active] = updated
+        active = active[moving]
+        if active.size == 0:
+            break
+    return f[0] if single else f
+
+
 def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estimator: str) -> np.ndarray:
     """Proportions by the named estimator, for one tally or a stack of them (rows)."""
     counts = np.asarray(counts)
@@ -120,6 +194,8 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     if estimator == "mle":
         result = maximum_likelihood(mechanism, rows)
+    elif estimator == "ibu":
+        result = support_bayesian_update(mechanism, rows)
     else:
         result = mechanism.observed_mean(Tally(n, rows)) @ np.linalg.inv(mechanism.response_matrix).T
         if estimator == "eb":
