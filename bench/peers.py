@@ -18,9 +18,10 @@ absolute error over the options, with its standard error. One data set per (grid
 for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
 5 <= k <= 64 and a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
 ldp.estimates.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
-estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)" and
-"(clip)" the same mechanism with one adjustment on every tally. The summary's "oracle" row takes,
-per cell, the best of those four, which no rule can (it would need the true shares): how far
+estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
+"(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
+ldp.estimators.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of
+those five, which no rule can (it would need the true shares): how far
 choosing the estimator per tally could go at best.
 
 The best of 13 peers, each measured with noise, is biased low if it is both chosen and scored on
@@ -138,6 +139,7 @@ MURMUR = {
     "Murmur EB": ("auto", "eb"),
     "Murmur advisor (Norm-Sub)": ("auto", "norm-sub"),
     "Murmur advisor (clip)": ("auto", "clip"),
+    "Murmur advisor (IBU)": ("auto", "ibu"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -299,7 +301,7 @@ def main() -> None:
     args = parser.parse_args()
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
-    summary, summary_eb, summary_oracle, grid_peers = [], [], [], {}
+    summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
     with multiprocessing.Pool(args.processes) as pool:
@@ -326,16 +328,19 @@ def main() -> None:
                     best_peer = held_out_best(peers)
                     summary.append((grid, n, epsilon, cells[0], *best_peer))
                     summary_eb.append((grid, n, epsilon, cells[1], *best_peer))
-                    # The advisor's mechanism with whichever of auto, EB, Norm-Sub and clipping erred
-                    # least in this cell: what a rule that knew the answers could at best reach.
-                    oracle = min(cells[:4], key=lambda c: c.mean_max_error)
+                    summary_ibu.append((grid, n, epsilon, cells[4], *best_peer))
+                    # The advisor's mechanism with whichever of auto, EB, Norm-Sub, clipping and IBU
+                    # erred least in this cell: what a rule that knew the answers could at best reach.
+                    oracle = min(cells[:5], key=lambda c: c.mean_max_error)
                     summary_oracle.append((grid, n, epsilon, oracle, *best_peer))
     print()
     print(grid_summary(summary))
     print()
     print(grid_summary(summary_eb, "EB"))
     print()
-    print("The best of auto, EB, Norm-Sub and clipping per cell (an oracle: no rule sees the true shares):")
+    print(grid_summary(summary_ibu, "IBU"))
+    print()
+    print("The best of auto, EB, Norm-Sub, clipping and IBU per cell (an oracle: no rule sees the true shares):")
     print()
     print(grid_summary(summary_oracle, "oracle"))
     single = {grid: held_out_single_peer(cells) for grid, cells in grid_peers.items()}
