@@ -169,7 +169,10 @@ def support_bayesian_update(
     column = diagonal + (k - 1) * other
     a, b = diagonal / column, other / column  # A / c = (a - b) I + b, columns summing to 1
     single = np.ndim(counts) == 1
-    s = supports / supports.sum(axis=1, keepdims=True)
+    totals = supports.sum(axis=1, keepdims=True)
+    # A tally with no support at all (possible for the unary encodings with a handful of reports)
+    # says nothing about the shares: it stays at the evenly spread start.
+    s = np.divide(supports, totals, out=np.full(supports.shape, 1.0 / k), where=totals > 0)
     f = np.full(supports.shape, 1.0 / k)
     active = np.arange(f.shape[0])  # rows still moving: each row stops on its own, as if alone
     for _ in range(iterations):

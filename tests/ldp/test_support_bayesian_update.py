@@ -51,6 +51,12 @@ def test_estimates_stay_on_the_simplex_with_few_reports(name):
     assert_allclose(single, estimates[0])
 
 
+def test_a_tally_without_supports_gives_evenly_spread_shares():
+    mechanism = make_mechanism("oue", k=4, epsilon=1.0)
+    tally = np.r_[np.full(4, 2), np.zeros(4)]  # two reports, every bit 0
+    assert_allclose(estimate_proportions(mechanism, tally, 2, "ibu"), np.full(4, 0.25))
+
+
 @pytest.mark.parametrize("name", ["cms", "hadamard", "dbitflip", "hcms"])
 def test_mechanisms_without_support_counts_are_refused(name):
     mechanism = make_mechanism(name, k=8, epsilon=1.0, **({"d": 2} if name == "dbitflip" else {}))
