@@ -22,7 +22,7 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
-from surveys import rounds
+from surveys import memoization
 from surveys.costs import cost_of
 from surveys.kinds import (
     CATEGORICAL_MECHANISMS,
@@ -455,7 +455,7 @@ class QuestionForm(forms.Form):
 
         The advisor's lowest expected error for the options (or range), epsilon and the expected n; in a
         recurring survey, among the mechanisms it memoizes across rounds where one is available at this
-        epsilon (:func:`surveys.rounds.memoized_choice`, :func:`~surveys.rounds.memoized_mean`, RAPPOR
+        epsilon (:func:`surveys.memoization.memoized_choice`, :func:`~surveys.memoization.memoized_mean`, RAPPOR
         for a short answer), since any other is randomized afresh and spends its epsilon again every round.
         """
         n, epsilon = self.survey.expected_respondents, data["epsilon"]
@@ -464,12 +464,12 @@ class QuestionForm(forms.Form):
         if advised is not None:
             return advised, {}  # a multi-select question: no mechanism for sets is memoized
         if value_range is not None:
-            memoized = rounds.memoized_mean(*value_range, epsilon, n) if recurring else None
+            memoized = memoization.memoized_mean(*value_range, epsilon, n) if recurring else None
             return (memoized or recommend_mean(*value_range, epsilon, n).best).mechanism, {}
         if data["kind"] == Question.Kind.FREE_TEXT:
-            return (rounds.RECURRING_TEXT_MECHANISM if recurring else DEFAULT_TEXT_MECHANISM), {}
+            return (memoization.RECURRING_TEXT_MECHANISM if recurring else DEFAULT_TEXT_MECHANISM), {}
         k = len(data["options"])
-        best = (rounds.memoized_choice(k, epsilon, n) if recurring else None) or recommend(k, epsilon, n).best
+        best = (memoization.memoized_choice(k, epsilon, n) if recurring else None) or recommend(k, epsilon, n).best
         return best.mechanism, {name: best.params[name] for name in ("d", "hash_count", "width") if name in best.params}
 
     def _clean_params(self, data: dict[str, Any]) -> dict[str, Any] | None:

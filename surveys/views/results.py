@@ -1059,7 +1059,7 @@ def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
 
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
-    survey's memoized reports (:data:`surveys.rounds.MEMO_LAYERS`), empty for one-layer reports."""
+    survey's memoized reports (:data:`surveys.memoization.MEMO_LAYERS`), empty for one-layer reports."""
     records = []
     questions = list(survey.questions.select_related("matrix"))
     matrices = matrix_fields(questions)

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from ldp.text import normalize_text
-from surveys import actions, rounds
+from surveys import actions, memoization, rounds
 from surveys.models import Report, Series, Submission, Survey, TallyCell
 from surveys.submissions import new_token
 from surveys.transparency import survey_record
@@ -752,7 +752,7 @@ def test_automatic_picks_a_memoized_mechanism_in_a_recurring_survey(client, orga
     assert all(question.mechanism_chosen_automatically for question in added)
     if recurring:
         # The advisor's best-ranked dBitFlip whose memoized form exists: here d = 3 (SUE) at epsilon 2.
-        assert added[0].mechanism_params == rounds.memoized_choice(3, 2.0, n).params == {"d": 3}
+        assert added[0].mechanism_params == memoization.memoized_choice(3, 2.0, n).params == {"d": 3}
     actions.do_open_survey(survey)
     specs = {entry["question"]: entry for entry in specs_of(client.get(survey.get_share_url()).content.decode())}
     memoized = [question.text for question in added if "memo" in specs[question.pk]]
@@ -842,7 +842,7 @@ def test_a_matrix_and_a_declared_pair_on_automatic_are_memoized_in_a_recurring_s
     pair = survey.questions.get(kind="pair")
     n = survey.expected_respondents
     assert [(q.mechanism, q.mechanism_params) for q in items] == [
-        ("dbitflip", rounds.memoized_choice(3, 1.5, n).params)
+        ("dbitflip", memoization.memoized_choice(3, 1.5, n).params)
     ] * 2
-    assert (pair.mechanism, pair.mechanism_params) == ("dbitflip", rounds.memoized_choice(4, 2.0, n).params)
+    assert (pair.mechanism, pair.mechanism_params) == ("dbitflip", memoization.memoized_choice(4, 2.0, n).params)
     assert all(rounds.question_memoized(q) for q in (*items, pair))
