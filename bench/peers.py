@@ -147,6 +147,8 @@ MURMUR = {
     "Murmur OLH (Norm-Sub)": ("olh", "norm-sub"),
     "Murmur Hadamard (Norm-Sub)": ("hadamard", "norm-sub"),
 }
+#: The rows the oracle picks from: the advisor's mechanism with each of Murmur's estimators.
+ORACLE = ("Murmur auto", "Murmur EB", "Murmur advisor (Norm-Sub)", "Murmur advisor (clip)", "Murmur advisor (IBU)")
 
 
 @dataclass(frozen=True)
@@ -326,12 +328,13 @@ def main() -> None:
                         )
                     grid_peers.setdefault(grid, []).append(peers)
                     best_peer = held_out_best(peers)
-                    summary.append((grid, n, epsilon, cells[0], *best_peer))
-                    summary_eb.append((grid, n, epsilon, cells[1], *best_peer))
-                    summary_ibu.append((grid, n, epsilon, cells[4], *best_peer))
+                    murmur = dict(zip(MURMUR, cells, strict=True))
+                    summary.append((grid, n, epsilon, murmur["Murmur auto"], *best_peer))
+                    summary_eb.append((grid, n, epsilon, murmur["Murmur EB"], *best_peer))
+                    summary_ibu.append((grid, n, epsilon, murmur["Murmur advisor (IBU)"], *best_peer))
                     # The advisor's mechanism with whichever of auto, EB, Norm-Sub, clipping and IBU
                     # erred least in this cell: what a rule that knew the answers could at best reach.
-                    oracle = min(cells[:5], key=lambda c: c.mean_max_error)
+                    oracle = min((murmur[label] for label in ORACLE), key=lambda c: c.mean_max_error)
                     summary_oracle.append((grid, n, epsilon, oracle, *best_peer))
     print()
     print(grid_summary(summary))

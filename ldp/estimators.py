@@ -155,7 +155,7 @@ def support_bayesian_update(
     true f) but not the reports' likelihood. With few reports the step cap is reached before
     convergence, which stops short of the likelihood's boundary maximum: a mild pull toward the
     evenly spread start (so, like every consistent estimate, biased at small n; the bias vanishes
-    as n grows, tests/ldp/test_estimators.py). A = (a - b) I + b makes each step O(k).
+    as n grows, tests/ldp/test_support_bayesian_update.py). A = (a - b) I + b makes each step O(k).
 
     >>> from ldp import make_mechanism
     >>> m = make_mechanism("oue", k=3, epsilon=1.0)
@@ -177,8 +177,7 @@ def support_bayesian_update(
     active = np.arange(f.shape[0])  # rows still moving: each row stops on its own, as if alone
     for _ in range(iterations):
         g, t = f[active], s[active]
-        expected = (a - b) * g + b  # (A / c) f, as f sums to 1
-        ratio = np.divide(t, expected, out=np.zeros_like(t), where=expected > 0)
+        ratio = t / ((a - b) * g + b)  # s / ((A / c) f), as f sums to 1; b > 0 keeps it finite
         updated = g * ((a - b) * ratio + b * ratio.sum(axis=1, keepdims=True))
         moving = np.max(np.abs(updated - g), axis=1) >= tolerance
         f[active] = updated

@@ -17,11 +17,10 @@ from ldp.estimators import (
 
 def expected_tally(mechanism, shares, n):
     """The tally's expectation for answers spread as ``shares``: each report's supports averaged."""
-    response = mechanism.response_matrix
     if mechanism.name in ("sue", "oue"):
         p, q = mechanism.true_bit_probability, mechanism.other_bit_probability
         return np.r_[np.full(mechanism.k, float(n)), n * (((p - q) * np.eye(mechanism.k) + q) @ shares)]
-    return n * (response @ shares)
+    return n * (mechanism.response_matrix @ shares)
 
 
 def test_for_krr_it_is_the_maximum_likelihood_estimate():
@@ -64,7 +63,7 @@ def test_mechanisms_without_support_counts_are_refused(name):
         support_bayesian_update(mechanism, np.ones(mechanism.empty_tally().counts.size))
 
 
-def test_at_the_expected_tally_it_equals_the_unbiased_estimate_inside_the_simplex():
+def test_for_subset_selection_it_equals_the_unbiased_estimate_inside_the_simplex():
     # Subset selection sends exactly d supports per report, so s = c / (n d) and the fixed point
     # (A / d) f = s is A^-1 c / n, the unbiased estimate, whenever that is a distribution.
     mechanism = make_mechanism("subset", k=10, epsilon=1.0)
