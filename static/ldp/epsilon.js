@@ -36,15 +36,13 @@
  *   the hockey-stick sum for the worst pair of grid points.
  */
 
+import { SET_MECHANISMS, TEXT_MECHANISMS } from "./constants.js";
 import { checkTextSketchSpec } from "./freetext.js";
 import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
 import { permanentDBitFlipSpec, permanentOneBitSpec } from "./memo.js";
 import { checkRapporSpec, epsilonInfinity, epsilonOneReport } from "./rappor.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
-
-/** The multi-select mechanisms (ldp.multiselect.SET_MECHANISMS). */
-const SET_MECHANISMS = ["set-sue", "set-oue", "padding-krr", "padding-olh"];
 
 /** Relative float tolerance when comparing a recomputed budget with a promised one. */
 export const TOLERANCE = 1e-9;
@@ -136,7 +134,7 @@ export function specPrivacy(spec) {
     return { epsilon: CATEGORICAL[mechanism](spec), delta: 0 };
   }
   if (SET_MECHANISMS.includes(mechanism)) return { epsilon: setSpecEpsilon(spec), delta: 0 };
-  if (mechanism === "rappor" || mechanism === "text-cms" || mechanism === "text-hcms") {
+  if (TEXT_MECHANISMS.includes(mechanism)) {
     try {
       if (mechanism === "rappor") return { epsilon: epsilonOneReport(checkRapporSpec(spec)), delta: 0 };
       const coordinates = checkTextSketchSpec(spec).mechanism === "text-cms" ? 2 : 1;

@@ -10,6 +10,7 @@
  * makes hashing async.
  */
 
+import { MAX_TEXT_SKETCH_HASH_COUNT, MAX_TEXT_SKETCH_WIDTH, SKETCH_DOMAIN } from "./constants.js";
 import { cryptoRandomSource, uniformInt, uniformUnit } from "./randomize.js";
 import { hadamardSign } from "./spec.js";
 import { encodeFields, normalizeText } from "./text.js";
@@ -25,7 +26,7 @@ import { encodeFields, normalizeText } from "./text.js";
  * @property {number} keep_probability
  */
 
-export const SKETCH_DOMAIN = "murmur-sketch-v1";
+export { SKETCH_DOMAIN };
 
 /**
  * @param {any} spec
@@ -35,7 +36,7 @@ export function checkTextSketchSpec(spec) {
   if (!spec || (spec.mechanism !== "text-cms" && spec.mechanism !== "text-hcms")) {
     throw new RangeError("invalid sketch spec: mechanism must be 'text-cms' or 'text-hcms'");
   }
-  for (const [name, high] of [["hash_count", 4096], ["width", 1024]]) {
+  for (const [name, high] of [["hash_count", MAX_TEXT_SKETCH_HASH_COUNT], ["width", MAX_TEXT_SKETCH_WIDTH]]) {
     const value = spec[/** @type {string} */ (name)];
     if (!Number.isInteger(value) || value < (name === "width" ? 2 : 1) || value > /** @type {number} */ (high)) {
       throw new RangeError(`invalid sketch spec: ${name} out of range, got ${value}`);

@@ -16,6 +16,7 @@
  * dBitFlip's buckets one more per bucket.
  */
 
+import { MEMO_DOMAIN, MEMO_WORDS as DEFAULT_WORDS } from "./constants.js";
 import { memoizedBitLogRatios } from "./privacy.js";
 import {
   bloomFilter,
@@ -31,9 +32,8 @@ import { encodeFields, normalizeText } from "./text.js";
 /** @typedef {import("./randomize.js").RandomSource} RandomSource */
 /** @typedef {import("./rappor.js").RapporSpec} RapporSpec */
 
-export const MEMO_DOMAIN = "murmur-memo-v1";
+export { MEMO_DOMAIN };
 export const SECRET_KEY = "murmur-device-secret-v1";
-const DEFAULT_WORDS = 128;
 
 /** @returns {Uint8Array} 32 fresh random bytes */
 export function newDeviceSecret() {

@@ -8,13 +8,9 @@
  * possibly none). The spec carries every probability; nothing here derives one from epsilon.
  */
 
+import { EPSILON_MAX, EPSILON_MIN, MAX_SET_OPTIONS, SET_MECHANISMS } from "./constants.js";
 import { bernoulli, cryptoRandomSource, randomizeKrr, randomizeOlh, uniformInt } from "./randomize.js";
 import { SpecError, checkSpec, integerField, probabilityField } from "./spec.js";
-
-// The bounds ldp.multiselect enforces (ldp/multiselect/base.py, ldp/privacy.py).
-const MAX_SET_OPTIONS = 64;
-const EPSILON_MIN = 0.01;
-const EPSILON_MAX = 10;
 
 /**
  * @typedef {import("./randomize.js").RandomSource} RandomSource
@@ -57,7 +53,7 @@ export function checkSetSpec(spec) {
     return spec;
   }
   if (spec.mechanism !== "padding-krr" && spec.mechanism !== "padding-olh") {
-    throw new SpecError("mechanism", `must be one of set-sue, set-oue, padding-krr, padding-olh, got ${spec.mechanism}`);
+    throw new SpecError("mechanism", `must be one of ${SET_MECHANISMS.join(", ")}, got ${spec.mechanism}`);
   }
   const oracle = spec.oracle;
   if (oracle === null || typeof oracle !== "object") throw new SpecError("oracle", "must be an object");

@@ -14,6 +14,7 @@
  * the Gaussian, if its delta exceeds the stated delta): a wrong spec throws, it never randomizes.
  */
 
+import { EPSILON_MAX, EPSILON_MIN, MAX_GRID } from "./constants.js";
 import { cryptoRandomSource, uniformInt, uniformUnit } from "./randomize.js";
 import { SpecError } from "./spec.js";
 
@@ -37,9 +38,6 @@ import { SpecError } from "./spec.js";
 
 const TWO_POW_32 = 4294967296;
 const TWO_POW_53 = 9007199254740992;
-const EPSILON_MIN = 0.01;
-const EPSILON_MAX = 10;
-const MAX_GRID = 4096;
 // Float slack when comparing a ratio of integers with e^epsilon (the server decides it exactly).
 const RATIO_SLACK = 1e-12;
 

@@ -7,6 +7,7 @@
  * passes a deterministic one derived from the device secret for the PRR).
  */
 
+import { MAX_RAPPOR_BITS, MAX_RAPPOR_COHORTS, MAX_RAPPOR_HASHES, RAPPOR_DOMAIN } from "./constants.js";
 import { memoizedBitLogRatios } from "./privacy.js";
 import { cryptoRandomSource, uniformUnit } from "./randomize.js";
 import { encodeFields } from "./text.js";
@@ -24,7 +25,7 @@ import { encodeFields } from "./text.js";
  * @property {number} q           IRR: P(S_i = 1 | B'_i = 1)
  */
 
-export const HASH_DOMAIN = "murmur-rappor-v1";
+export const HASH_DOMAIN = RAPPOR_DOMAIN;
 
 /**
  * Throw unless `spec` is a well-formed RAPPOR spec (the limits of ldp.mechanisms.rappor).
@@ -38,9 +39,9 @@ export function checkRapporSpec(spec) {
     }
   };
   if (!spec || spec.mechanism !== "rappor") throw new RangeError("invalid RAPPOR spec: mechanism must be 'rappor'");
-  integer("bits", 2, 1024);
-  integer("hash_count", 1, 8);
-  integer("cohorts", 1, 1024);
+  integer("bits", 2, MAX_RAPPOR_BITS);
+  integer("hash_count", 1, MAX_RAPPOR_HASHES);
+  integer("cohorts", 1, MAX_RAPPOR_COHORTS);
   if (2 * spec.hash_count > spec.bits) throw new RangeError("invalid RAPPOR spec: bits must be at least 2 * hash_count");
   const { f, p, q } = spec;
   const ok = [f, p, q].every((x) => typeof x === "number" && Number.isFinite(x));

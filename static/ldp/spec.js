@@ -13,6 +13,20 @@
  * one answer and possible under another, an infinite likelihood ratio.
  */
 
+// The bounds ldp enforces (ldp/privacy.py, ldp/mechanisms/base.py, cms.py, hcms.py, local_hashing.py).
+import {
+  CATEGORICAL_MECHANISMS,
+  EPSILON_MAX,
+  EPSILON_MIN,
+  MAX_CMS_WIDTH,
+  MAX_HCMS_WIDTH,
+  MAX_OPTIONS,
+  MAX_RANGE,
+  MAX_SKETCH_HASH_COUNT,
+} from "./constants.js";
+
+export { CATEGORICAL_MECHANISMS };
+
 /** Thrown for a malformed spec; `field` names the offending field ("" for the spec itself). */
 export class SpecError extends Error {
   /**
@@ -27,13 +41,6 @@ export class SpecError extends Error {
   }
 }
 
-// The bounds ldp enforces (ldp/privacy.py, ldp/mechanisms/base.py, cms.py, hcms.py, local_hashing.py).
-const EPSILON_MIN = 0.01;
-const EPSILON_MAX = 10;
-const MAX_OPTIONS = 256;
-const MAX_HASH_COUNT = 2 ** 16;
-const MAX_WIDTH = 4096;
-const MAX_RANGE = 65535;
 const TWO_POW_32 = 4294967296;
 
 /** @param {unknown} value */
@@ -122,10 +129,13 @@ function checkHashTable(spec) {
   });
 }
 
-/** @param {any} spec */
-function checkSketch(spec) {
-  integerField(spec, "hash_count", 1, MAX_HASH_COUNT);
-  integerField(spec, "width", 2, MAX_WIDTH);
+/**
+ * @param {any} spec
+ * @param {number} maxWidth
+ */
+function checkSketch(spec, maxWidth) {
+  integerField(spec, "hash_count", 1, MAX_SKETCH_HASH_COUNT);
+  integerField(spec, "width", 2, maxWidth);
   probabilityField(spec, "keep_probability");
   checkHashTable(spec);
 }
@@ -148,9 +158,9 @@ export function hadamardSign(a, b) {
 /** @type {Record<string, (spec: any) => void>} */
 const CHECKS = {
   krr: (spec) => probabilityField(spec, "keep_probability"),
-  cms: checkSketch,
+  cms: (spec) => checkSketch(spec, MAX_CMS_WIDTH),
   hcms: (spec) => {
-    checkSketch(spec);
+    checkSketch(spec, MAX_HCMS_WIDTH);
     if ((spec.width & (spec.width - 1)) !== 0) throw new SpecError("width", `must be a power of 2, got ${spec.width}`);
   },
   dbitflip: checkUnary,
@@ -195,9 +205,6 @@ function checkFullUnary(spec) {
   integerField(spec, "d", spec.k, spec.k);
   checkUnary(spec);
 }
-
-/** The names of the categorical mechanisms this module knows. */
-export const CATEGORICAL_MECHANISMS = Object.freeze(Object.keys(CHECKS));
 
 // Specs already checked (by identity), so that randomizing many answers with one spec checks it once.
 const checked = new WeakSet();

@@ -10,6 +10,8 @@
  * hashes the same string for the same answer.
  */
 
+import { MAX_TEXT_LENGTH, WHITESPACE } from "./constants.js";
+
 /** [start, count, delta, step]: code points start, start + step, ... fold to code point + delta. */
 // prettier-ignore
 export const CASEFOLD_RUNS = [
@@ -71,11 +73,8 @@ export const CASEFOLD_MULTI = [
   [64278, "\u057e\u0576"], [64279, "\u0574\u056d"],
 ];
 
-/** Whitespace as ldp.text.WHITESPACE defines it. */
-export const WHITESPACE = "\u0009\u000a\u000b\u000c\u000d\u001c\u001d\u001e\u001f\u0020\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff";
-
-/** Longest normalized answer, in characters (ldp.text.MAX_TEXT_LENGTH). */
-export const MAX_TEXT_LENGTH = 200;
+/** Whitespace as ldp.text.WHITESPACE defines it; the longest normalized answer, in characters. */
+export { MAX_TEXT_LENGTH, WHITESPACE };
 
 /** @type {Map<number, string> | null} */
 let foldMap = null;

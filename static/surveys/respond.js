@@ -1,47 +1,26 @@
 // @ts-check
 /**
  * The answer page's glue. True answers live only in nameless inputs, which are never
- * serialized; on submit each answered question is randomized here (static/ldp/randomize.js,
- * crypto.getRandomValues) and only the randomized reports are posted. A short answer is
- * normalized (text.js) and hashed into a sketch or Bloom filter report (freetext.js, rappor.js); the options
- * checked on a multi-select question are randomized as one set (multiselect.js). Nothing is written to
- * cookies; after sending, the questions' ε (never an answer) is added to this browser's privacy
- * ledger in localStorage, the answers are cleared and a receipt shows the reports.
+ * serialized; on submit each answered question's answer is read here (data-* attributes) and
+ * handed to static/ldp/report.js, which randomizes it (crypto.getRandomValues) by its mechanism's
+ * family: an option index, a value, the set of checked options, or a short answer normalized here
+ * (text.js) and hashed into a sketch or Bloom filter report. Only the randomized reports are
+ * posted. Nothing is written to cookies; after sending, the questions' ε (never an answer) is added
+ * to this browser's privacy ledger in localStorage (report.js recordSent), the answers are
+ * cleared and a receipt shows the reports.
  *
  * A recurring survey's memoized question (its spec entry carries a `memo` block: RAPPOR, dBitFlip,
- * 1BitMean) is randomized in two layers (memo.js): the permanent one derived from this browser's
- * device secret per (series, question, answer), the same every round (1BitMean: after alpha-point
- * rounding with a kept alpha), and fresh noise on top (RAPPOR's IRR; the bits flipped with the
- * block's gamma). The secret stays in localStorage.
- *
- * Each memoized question's randomization (spec and memo block) is pinned by its digest in
- * localStorage (memo.js pinStatus, pinDigest; never sent). The permanent layer is keyed by the
- * digest, so a question whose parameters changed since this device last answered it gets a new,
- * independent permanent layer, which the ledger counts as a stream of its own; the page says so
- * above the question, with the new stream's epsilon_inf, before anything is sent.
+ * 1BitMean) is randomized in two layers (report.js, memo.js) from this browser's device secret,
+ * which stays in localStorage. Each memoized question's randomization is pinned by its digest in
+ * localStorage (never sent); a question whose parameters changed since this device last answered
+ * it starts a new, independent permanent layer, and the page says so above the question, with the
+ * new stream's epsilon_inf, before anything is sent.
  */
 
-import { randomizeText, randomizeTextHadamard } from "../ldp/freetext.js";
-import { randomizeSet } from "../ldp/multiselect.js";
-import { randomizeNumeric } from "../ldp/numeric.js";
 import { pairAnswer } from "../ldp/pairs.js";
-import { randomizeRappor } from "../ldp/rappor.js";
-import { cryptoRandomSource, randomize, uniformInt } from "../ldp/randomize.js";
+import { cryptoRandomSource } from "../ldp/randomize.js";
+import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
-import { recordSpends } from "../ldp/ledger.js";
-import {
-  dbitflipRound,
-  loadDeviceSecret,
-  memoQuestionKey,
-  oneBitRound,
-  permanentDBitFlipSpec,
-  permanentOneBitSpec,
-  pinDigest,
-  pinStatus,
-  rapporRound,
-  roundSpend,
-  specDigest,
-} from "../ldp/memo.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -110,19 +89,7 @@ function setUp(form) {
     for (const { fieldset, answer } of answers) {
       const entry = specs.get(Number(fieldset.dataset.questionId));
       if (!entry || answer === null || "refused" in answer) continue;
-      const takes = fieldset.dataset.takes;
-      const report =
-        takes === "text"
-          ? await randomizeAnswerText(entry, answer.text, random)
-          : takes === "set"
-            ? randomizeSet(entry.spec, answer.chosen, random)
-            : takes === "value"
-              ? entry.memo && entry.spec.mechanism === "1bitmean"
-                ? await memoizedNumber(entry, answer.value, random)
-                : randomizeNumeric(entry.spec, answer.value, random)
-              : entry.memo && entry.spec.mechanism === "dbitflip"
-                ? await memoizedChoice(entry, answer.index, random)
-                : randomize(entry.spec, answer.index, random);
+      const report = await buildReport(entry, answer, { random });
       reports.push({ question: entry.question, version: entry.version, report });
     }
     // A declared pair's two questions have no spec of their own: their answers are randomized together.
@@ -137,14 +104,11 @@ function setUp(form) {
       if (!entry || !first.answer || !second.answer || !("index" in first.answer) || !("index" in second.answer)) continue;
       const k1 = Number(first.fieldset.dataset.options);
       const k2 = Number(second.fieldset.dataset.options);
-      const value = pairAnswer(entry.spec, k1, k2, first.answer.index, second.answer.index);
+      const index = pairAnswer(entry.spec, k1, k2, first.answer.index, second.answer.index);
       // In a recurring survey a dBitFlip pair is memoized like any dBitFlip question (its spec entry
       // carries the memo block and the page promises its longitudinal bound): the joint answer's
       // buckets and bits come from the device secret, and only the flip is drawn afresh each round.
-      const report =
-        entry.memo && entry.spec.mechanism === "dbitflip"
-          ? await memoizedChoice(entry, value, random)
-          : randomize(entry.spec, value, random);
+      const report = await buildReport(entry, { index }, { random });
       reports.push({ question: entry.question, version: entry.version, report });
     }
     if (reports.length === 0) {
@@ -165,10 +129,7 @@ function setUp(form) {
         submitButton.disabled = false;
         return;
       }
-      if (!data.preview) {
-        recordInLedger(form, data.receipt, specs);
-        pinSent(data.receipt, specs);
-      }
+      if (!data.preview) recordSent(data.receipt, specs, pageOf(form));
       showReceipt(form, reports, data.receipt);
     } catch {
       showError(errorBox, gettext("Sending failed. Check your connection and try again."));
@@ -178,23 +139,13 @@ function setUp(form) {
 }
 
 /**
- * Compute each memoized question's digest (kept on its spec entry) and, above a question this
- * device answered before under other parameters, say that it starts a new memoized stream and
- * what that costs. A browser that refuses storage pins nothing and warns of nothing it cannot know.
+ * Above a question this device answered before under other parameters (report.js changedPins), say
+ * that it starts a new memoized stream and what that costs.
  * @param {Map<number, any>} specs
  * @param {HTMLElement[]} fieldsets
  */
 async function checkPins(specs, fieldsets) {
-  for (const entry of specs.values()) {
-    if (!entry.memo) continue;
-    entry.digest = await specDigest(entry.spec, entry.memo);
-    let status = "new";
-    try {
-      status = pinStatus(entry.memo.series, entry.memo.question, entry.digest);
-    } catch {
-      continue;
-    }
-    if (status !== "changed") continue;
+  for (const entry of await changedPins(specs.values())) {
     const fieldset = fieldsets.find((f) => Number(f.dataset.questionId) === entry.question);
     if (!fieldset) continue;
     const notice = document.createElement("p");
@@ -211,22 +162,6 @@ async function checkPins(specs, fieldsets) {
     const legend = fieldset.querySelector("legend");
     if (legend) legend.after(notice);
     else fieldset.prepend(notice);
-  }
-}
-
-/**
- * Pin the digests of the memoized questions just sent (never sent anywhere themselves).
- * @param {{question: number}[]} receipt
- * @param {Map<number, any>} specs
- */
-function pinSent(receipt, specs) {
-  try {
-    for (const item of receipt) {
-      const entry = specs.get(item.question);
-      if (entry?.memo && entry.digest) pinDigest(entry.memo.series, entry.memo.question, entry.digest);
-    }
-  } catch {
-    // Storage full or disabled: nothing pinned, like the ledger.
   }
 }
 
@@ -255,81 +190,18 @@ function legendOf(fieldset) {
 }
 
 /**
- * Add the sent questions' epsilons to this browser's ledger (static/ldp/ledger.js): the survey, its
- * title, each question's id and epsilon, and the day; no answer and no report. Never sent anywhere.
- * A round of a recurring survey is recorded under its series (survey = series id) with its round
- * number, and a memoized question with its longitudinal bound (memo.js roundSpend). A browser that
- * refuses storage simply keeps no ledger.
+ * The survey the ledger records this page's answers under (report.js ledgerSpends): a round of a
+ * recurring survey under its series, with its round number.
  * @param {HTMLFormElement} form
- * @param {{question: number, epsilon: number}[]} receipt
- * @param {Map<number, {spec: any, memo?: {question: string}}>} specs
  */
-function recordInLedger(form, receipt, specs) {
+function pageOf(form) {
   const series = form.dataset.series || null;
-  try {
-    recordSpends(
-      receipt.map((item) => {
-        const entry = specs.get(item.question);
-        return {
-          survey: series || form.dataset.survey || "",
-          title: form.dataset.surveyTitle || "",
-          series,
-          round: series ? Number(form.dataset.round) : null,
-          question: entry?.memo ? entry.memo.question : String(item.question),
-          epsilon: item.epsilon,
-          memo: entry?.memo ? { ...memoSpend(entry), digest: entry.digest ?? null } : null,
-        };
-      }),
-    );
-  } catch {
-    // Storage full or disabled: the ledger is a courtesy; the answers were sent.
-  }
-}
-
-/**
- * What a memoized question's round spends over all rounds, in the ledger's form (memo.js roundSpend).
- * @param {{spec: any, memo?: {gamma?: number}}} entry
- */
-function memoSpend(entry) {
-  const gamma = Number(entry.memo?.gamma);
-  if (entry.spec.mechanism === "dbitflip") return roundSpend(permanentDBitFlipSpec(entry.spec, gamma), gamma).memo;
-  if (entry.spec.mechanism === "1bitmean") return roundSpend(permanentOneBitSpec(entry.spec, gamma), gamma).memo;
-  return roundSpend(entry.spec).memo;
-}
-
-/**
- * A recurring survey's 1BitMean report: the bit memoized from the device secret for the value's grid
- * point (alpha-point rounding with a kept alpha; memo.js permanentOneBitSpec), flipped with gamma.
- * @param {{spec: any, memo?: {series: string, question: string, gamma?: number}}} entry
- * @param {number} value
- * @param {import("../ldp/randomize.js").RandomSource} random
- */
-async function memoizedNumber(entry, value, random) {
-  const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
-  const permanent = permanentOneBitSpec(entry.spec, memo.gamma);
-  return oneBitRound(loadDeviceSecret(), memo.series, keyOf(entry), value, permanent, memo.gamma, random);
-}
-
-/**
- * A recurring survey's dBitFlip report: the buckets and bits memoized from the device secret (bit
- * probabilities before the flip, memo.js permanentDBitFlipSpec), each bit flipped with gamma.
- * @param {{spec: any, memo?: {series: string, question: string, gamma?: number}}} entry
- * @param {number} index
- * @param {import("../ldp/randomize.js").RandomSource} random
- */
-async function memoizedChoice(entry, index, random) {
-  const memo = /** @type {{series: string, question: string, gamma: number}} */ (entry.memo);
-  const permanent = permanentDBitFlipSpec(entry.spec, memo.gamma);
-  return dbitflipRound(loadDeviceSecret(), memo.series, keyOf(entry), index, permanent, memo.gamma, random);
-}
-
-/**
- * The label a memoized question's permanent layer is keyed by: its id and its spec digest.
- * @param {{memo?: {question: string}, digest?: string}} entry
- */
-function keyOf(entry) {
-  if (!entry.memo || !entry.digest) throw new Error("a memoized question needs its digest");
-  return memoQuestionKey(entry.memo.question, entry.digest);
+  return {
+    survey: form.dataset.survey || "",
+    title: form.dataset.surveyTitle || "",
+    series,
+    round: series ? Number(form.dataset.round) : null,
+  };
 }
 
 /**
@@ -338,24 +210,6 @@ function keyOf(entry) {
  */
 function invitationToken() {
   return new URLSearchParams(window.location.hash.slice(1)).get("invite");
-}
-
-/**
- * One report of a short answer, already normalized: a sketch report (text-cms, text-hcms) or a
- * RAPPOR report in a cohort drawn here, uniformly (the cohort says nothing about the answer); in a
- * recurring survey (a `memo` block) RAPPOR's cohort and permanent layer come from the device secret.
- * @param {{spec: any, memo?: {series: string, question: string}}} entry
- * @param {string} text
- * @param {import("../ldp/randomize.js").RandomSource} random
- */
-async function randomizeAnswerText(entry, text, random) {
-  const spec = entry.spec;
-  if (spec.mechanism === "rappor" && entry.memo) {
-    return rapporRound(loadDeviceSecret(), entry.memo.series, keyOf(entry), text, spec, random);
-  }
-  if (spec.mechanism === "rappor") return randomizeRappor(spec, text, uniformInt(spec.cohorts, random), random);
-  if (spec.mechanism === "text-hcms") return randomizeTextHadamard(spec, text, random);
-  return randomizeText(spec, text, random);
 }
 
 /**

@@ -55,3 +55,31 @@ def test_the_javascript_tests_use_the_memo_tables_ldp_makes_now():
 def test_the_javascript_tests_use_the_multiselect_specs_ldp_makes_now():
     expected = make_specs.render_multiselect()
     assert_current(make_specs.MULTISELECT_PATH, expected)
+
+
+def test_the_browser_constants_are_what_ldp_defines_now():
+    assert make_specs.CONSTANTS_PATH.read_text() == make_specs.render_constants(), "run: python -m tests.js.make_specs"
+
+
+def _mechanisms_in(document: Any) -> set[str]:
+    """Every spec's ``mechanism`` in a decoded JSON document, at any depth (oracles included)."""
+    if isinstance(document, dict):
+        found = {document["mechanism"]} if isinstance(document.get("mechanism"), str) else set()
+        return found.union(*(_mechanisms_in(value) for value in document.values()))
+    if isinstance(document, list):
+        return set().union(*(_mechanisms_in(value) for value in document))
+    return set()
+
+
+def test_every_ldp_mechanism_has_a_javascript_fixture():
+    fixtures = (
+        make_specs.PATH,
+        make_specs.TABLES_PATH,
+        make_specs.PRIVACY_PATH,
+        make_specs.MEMO_PATH,
+        make_specs.MULTISELECT_PATH,
+    )
+    covered = set().union(*(_mechanisms_in(json.loads(path.read_text())) for path in fixtures))
+    for family, names in make_specs.mechanism_families().items():
+        missing = sorted(set(names) - covered)
+        assert not missing, f"{family} mechanisms without a spec in tests/js/*.json: {missing}"

@@ -12,6 +12,8 @@ import pytest
 from ldp.text import WHITESPACE, casefold_runs, encode_fields, normalize_text
 
 TEXT_JS = Path(__file__).resolve().parents[2] / "static" / "ldp" / "text.js"
+#: text.js imports WHITESPACE from the generated constants (tests/js/make_specs.py).
+CONSTANTS_JS = TEXT_JS.with_name("constants.js")
 
 
 def js_array(name: str) -> list:
@@ -36,7 +38,7 @@ def test_the_runs_reproduce_casefold_on_every_code_point():
 
 
 def test_the_javascript_whitespace_is_pythons():
-    source = TEXT_JS.read_text()
+    source = CONSTANTS_JS.read_text()
     escaped = re.search(r'export const WHITESPACE = "(.*?)";', source).group(1)
     assert escaped.encode().decode("unicode_escape") == WHITESPACE
 
