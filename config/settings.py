@@ -1,4 +1,4 @@
-"""Murmur's settings, read from the environment (see the README's table).
+"""Murmur's settings, read from the environment (see docs/settings.md).
 
 SQLite by default, so clone, migrate and run just work; ``DATABASE_URL`` switches to
 PostgreSQL. With ``DEBUG`` off the development ``SECRET_KEY`` is refused.
