@@ -25,7 +25,6 @@ answers themselves, which the advisor cannot know, so the choice is made per tal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -33,28 +32,11 @@ import numpy as np
 from scipy import stats
 
 from ldp.mechanisms import Mechanism, make_mechanism
+from ldp.registry import Candidate, Recommendation
 
 __all__ = ["Candidate", "Recommendation", "candidates", "expected_half_width", "recommend"]
 
 Z_95 = float(stats.norm.ppf(0.975))
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One mechanism setting and its expected error."""
-
-    mechanism: str
-    params: dict[str, Any]
-    half_width: float
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The best candidate, and every candidate considered, best first, and the estimator to use."""
-
-    best: Candidate
-    ranking: tuple[Candidate, ...]
-    estimator: str = "auto"
 
 
 def expected_half_width(mechanism: Mechanism, n: int) -> float:

@@ -178,7 +178,7 @@ class JointEstimate:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.cells.shape  # type: ignore[return-value]
+        return self.cells.shape
 
     @property
     def standard_errors(self) -> np.ndarray:

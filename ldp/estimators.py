@@ -41,7 +41,14 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.estimates import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares, score_interval
-from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
+from ldp.mechanisms import (
+    HadamardResponse,
+    KRandomizedResponse,
+    Mechanism,
+    OptimizedUnaryEncoding,
+    SymmetricUnaryEncoding,
+    Tally,
+)
 
 __all__ = [
     "ESTIMATORS",
@@ -126,7 +133,7 @@ def maximum_likelihood(
 
 def _support_counts(mechanism: Mechanism, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
     """(per-option support counts, P(support | own answer), P(support | another answer))."""
-    if mechanism.name in ("sue", "oue"):
+    if isinstance(mechanism, (SymmetricUnaryEncoding, OptimizedUnaryEncoding)):
         # The tally is (times each bit was sampled, times it was 1); a full unary encoding samples
         # every bit of every report, so the second half counts the supports.
         return rows[:, mechanism.k :], mechanism.true_bit_probability, mechanism.other_bit_probability
@@ -174,7 +181,7 @@ def support_bayesian_update(
     # says nothing about the shares: it stays at the evenly spread start.
     s = np.divide(supports, totals, out=np.full(supports.shape, 1.0 / k), where=totals > 0)
     f = np.full(supports.shape, 1.0 / k)
-    active = np.arange(f.shape[0])  # rows still moving: each row stops on its own, as if alone
+    active = np.arange(len(f))  # rows still moving: each row stops on its own, as if alone
     for _ in range(iterations):
         g, t = f[active], s[active]
         ratio = t / ((a - b) * g + b)  # s / ((A / c) f), as f sums to 1; b > 0 keeps it finite

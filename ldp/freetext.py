@@ -377,14 +377,18 @@ class HadamardTextSketch(TextSketch):
             raise ValueError("a packed report names a row or index outside the sketch")
         return self.tally_reports(row, index, rows[:, 4])
 
-    def tally_reports(self, rows: ArrayLike, indices: ArrayLike, bits: ArrayLike) -> SketchCounts:  # type: ignore[override]
+    def tally_reports(  # type: ignore[override]  # an HCMS report is (row, index, bit), not (row, bits)
+        self, rows: ArrayLike, indices: ArrayLike, bits: ArrayLike
+    ) -> SketchCounts:
         """Sketch counts of reports given as rows, indices and bits (n each)."""
         row_array = np.asarray(rows, dtype=np.int64)
         signed = np.zeros((self.hash_count, self.width), dtype=np.int64)
         np.add.at(signed, (row_array, np.asarray(indices, dtype=np.int64)), 2 * np.asarray(bits, dtype=np.int64) - 1)
         return SketchCounts(np.bincount(row_array, minlength=self.hash_count), signed @ self.signs)
 
-    def randomize(self, texts: Sequence[str], *, rng: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # type: ignore[override]
+    def randomize(  # type: ignore[override]  # an HCMS report is (row, index, bit), not (row, bits)
+        self, texts: Sequence[str], *, rng: Any = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, indices, bits) of reports of normalized strings, as browsers would send them."""
         rng = np.random.default_rng(rng)
         rows = rng.integers(0, self.hash_count, size=len(texts))

@@ -82,12 +82,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
 
-from ldp.estimates import Interval, project_onto_simplex
+from ldp.estimates import project_onto_simplex
 from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally, symmetric_inverse
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
@@ -171,7 +171,11 @@ def empty_profile(mechanism: Mechanism) -> np.ndarray | None:
 
 def max_weight(mechanism: Mechanism) -> int:
     """Largest possible weight: d sampled buckets, or the sketch's width m."""
-    return mechanism.width if isinstance(mechanism, CountMeanSketch) else mechanism.d  # type: ignore[attr-defined]
+    if isinstance(mechanism, CountMeanSketch):
+        return mechanism.width
+    if isinstance(mechanism, SampledUnaryEncoding):
+        return mechanism.d
+    raise ValueError(f"{mechanism.name} reports have no weight")
 
 
 def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
@@ -234,9 +238,10 @@ def clean_estimate(
     whatever the fakes favor.
     """
     law = weight_distribution(mechanism)
+    assert law is not None  # every unary encoding has weights
     alpha_w, gamma_w = weight_bit_law(mechanism)
     keep = ~excluded
-    genuine = profile[keep, 0].sum() / law[keep].sum()  # type: ignore[index]
+    genuine = profile[keep, 0].sum() / law[keep].sum()
     alpha, gamma = alpha_w[keep].sum(), gamma_w[keep].sum()
     ones = profile[keep, 1:].sum(axis=0)
     return (ones / genuine - gamma) / (alpha - gamma), float(genuine)
@@ -280,6 +285,7 @@ def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | N
     (-1.0, 1.0)
     """
     k = mechanism.k
+    named: float  # options a report names: the same number for every report, or its mean (OLH)
     if isinstance(mechanism, SampledUnaryEncoding):
         d, p1, p0 = mechanism.d, mechanism.true_bit_probability, mechanism.other_bit_probability
         background = k * ((weight - 1) - p0 * (d - 1)) / (d * (k - 1) * (p1 - p0))
@@ -288,7 +294,7 @@ def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | N
         (a, b), named, collision = symmetric_inverse(mechanism.keep_probability, mechanism.other_probability, k), 1, 0.0
     elif isinstance(mechanism, SubsetSelection):
         a, b = symmetric_inverse(mechanism.in_probability, mechanism._other_probability, k)
-        named, collision = mechanism.subset_size, 0.0
+        named, collision = mechanism.omega, 0.0
     elif isinstance(mechanism, OptimalLocalHashing):
         a, b = symmetric_inverse(mechanism.keep_probability, mechanism._off_diagonal, k)
         collision, _ = mechanism._collisions
@@ -302,6 +308,13 @@ def support_floor(mechanism: Mechanism) -> float | None:
     """L, the background c of :func:`fake_model` for a fake that sets no bit beyond its option's."""
     model = fake_model(mechanism)
     return None if model is None else model[0]
+
+
+class ShareInterval(NamedTuple):
+    """Lower and upper ends of a 95 % interval for the fakes' share, within [0, 1]."""
+
+    low: float
+    high: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,7 +333,7 @@ class IntegrityResult:
     p_value: float
     significant: bool
     fake_share: float
-    fake_share_interval: Interval
+    fake_share_interval: ShareInterval
     favored: tuple[int, ...]
     plain: np.ndarray
     recovered: np.ndarray
@@ -429,8 +442,9 @@ def favored_buckets(
     n_g sum over S of (f_v alpha_w + (1 - f_v) gamma_w) by the fakes that set it.
     """
     law = weight_distribution(mechanism)
+    assert law is not None  # every unary encoding has weights
     alpha, gamma = weight_bit_law(mechanism)
-    fakes = profile[mask, 0].sum() - genuine * law[mask].sum()  # type: ignore[index]
+    fakes = profile[mask, 0].sum() - genuine * law[mask].sum()
     if fakes <= 0:
         return ()
     honest = genuine * (shares * alpha[mask].sum() + (1 - shares) * gamma[mask].sum())
@@ -481,39 +495,46 @@ def assess(
         p_values["sum"] = float(2 * stats.norm.sf(abs(unbiased.sum() - 1) / spread))
     distribution = weight_distribution(mechanism)
     weighted, expected = 0, empty_profile(mechanism)
-    if profile is not None and expected is not None and profile.shape == expected.shape:
+    histogram: np.ndarray | None = None  # the profile's weights, when they are tested
+    if profile is not None and distribution is not None and expected is not None and profile.shape == expected.shape:
         weighted = int(profile[:, 0].sum())
         if weighted:
-            p_values["weights"] = weight_test(distribution, profile[:, 0])  # type: ignore[arg-type]
+            histogram = profile[:, 0]
+            p_values["weights"] = weight_test(distribution, histogram)
     p_value = float(min(1.0, len(p_values) * min(p_values.values())))
     significant = p_value < alpha
 
     floor = support_floor(mechanism)
-    share, error, detail = 0.0, 0.0, {}
+    share, error = 0.0, 0.0
+    detail: dict[str, Any] = {}
     if floor is not None:
         ratios = unbiased / floor
         v = int(np.argmax(ratios))
         share, error = max(0.0, float(ratios[v])), float(errors[v] / -floor)
         detail["floor"] = floor
-    if "weights" in p_values:
-        mask = fake_weights(distribution, profile[:, 0])  # type: ignore[arg-type,index]
-        weight_share, weight_error = excess_weight_share(distribution, profile[:, 0], mask)  # type: ignore[arg-type,index]
+    mask: np.ndarray | None = None
+    if histogram is not None and distribution is not None:  # "weights" in p_values
+        mask = fake_weights(distribution, histogram)
+        weight_share, weight_error = excess_weight_share(distribution, histogram, mask)
         detail["fake_weights"] = np.flatnonzero(mask).tolist()
         if weight_share > share:
             share, error = weight_share, weight_error
     share = min(share, MAX_SHARE)
-    interval = Interval(max(0.0, share - 1.96 * error), min(1.0, share + 1.96 * error))
+    interval = ShareInterval(max(0.0, share - 1.96 * error), min(1.0, share + 1.96 * error))
 
-    recovered, favored, recovery, recovered_errors = plain, (), "", None
-    if significant and isinstance(mechanism, SampledUnaryEncoding) and "weights" in p_values:
+    favored: tuple[int, ...] = ()
+    recovered, recovery, recovered_errors = plain, "", None
+    if significant and isinstance(mechanism, SampledUnaryEncoding) and profile is not None and mask is not None:
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
-        clean, genuine = clean_estimate(mechanism, profile, mask)  # type: ignore[arg-type]
+        clean, genuine = clean_estimate(mechanism, profile, mask)
         recovered = project_onto_simplex(clean)
-        favored = favored_buckets(mechanism, profile, mask, recovered, genuine)  # type: ignore[arg-type]
+        favored = favored_buckets(mechanism, profile, mask, recovered, genuine)
         recovery = "weights"
         recovered_errors = clean_errors(mechanism, mask, recovered, genuine)
     elif significant and share > 0 and floor is not None:
-        background, total = fake_model(mechanism)  # type: ignore[misc]
+        model = fake_model(mechanism)
+        assert model is not None  # floor is not None: it is fake_model's
+        background, total = model
         detail["background"] = background
         g = (unbiased - share * background) / (1 - share)
         excess = share * (total - mechanism.k * background) / (1 - share)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,6 +49,7 @@ from ldp.freetext import HadamardTextSketch, SketchCounts, TextSketch
 from ldp.mechanisms.base import Tally
 from ldp.mechanisms.rappor import BitCounts, Rappor, decode
 from ldp.privacy import check_epsilon
+from ldp.registry import Candidate, Family, Recommendation, names
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -58,9 +59,11 @@ __all__ = [
     "benjamini_hochberg",
     "make_text_mechanism",
     "rappor_for_epsilon",
+    "recommend_text",
 ]
 
-TEXT_MECHANISMS = ("text-cms", "text-hcms", "rappor")
+#: The "text" family of :data:`ldp.registry.NAMES`.
+TEXT_MECHANISMS = names("text")
 
 #: The seed's parameters (seed 004): sketches of 64 rows x 128 cells; RAPPOR's Fig. 3 Bloom filter.
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
@@ -123,6 +126,10 @@ class CandidateCounts:
         z = float(stats.norm.isf((1 - level) / 2))
         return CandidateInterval(self.counts - z * self.standard_errors, self.counts + z * self.standard_errors)
 
+    def confidence_interval(self, level: float = 0.95) -> CandidateInterval:
+        """:meth:`interval`, by the name every family's estimate uses (:class:`ldp.registry.Estimate`)."""
+        return self.interval(level)
+
 
 def benjamini_hochberg(p_values: ArrayLike, alpha: float) -> np.ndarray:
     """Which hypotheses the Benjamini-Hochberg step-up procedure rejects at level alpha (ref. 1).
@@ -152,8 +159,12 @@ class TextReports:
     >>> tally = m.tally(m.unpack_many(packed))
     >>> tally.n, tally.counts[:4].tolist(), tally.counts[4 + 8 : 4 + 16].tolist()
     (1, [0, 1, 0, 0], [0, 1, 0, 0, 0, 0, 0, 1])
+
+    Satisfies :class:`ldp.registry.LDPMechanism` (family "text"); its ``estimate`` is
+    :meth:`query`.
     """
 
+    family: ClassVar[Family] = "text"
     inner: TextSketch | Rappor
     k = 0
     """Free text has no option list."""
@@ -177,6 +188,10 @@ class TextReports:
 
     def client_spec(self) -> dict[str, Any]:
         return self.inner.client_spec()
+
+    def privacy_guarantee(self) -> tuple[float, float]:
+        """(epsilon, 0): one report satisfies pure epsilon-LDP (RAPPOR's epsilon_1, seed 004)."""
+        return self.epsilon, 0.0
 
     def worst_case_log_ratio(self) -> float:
         if isinstance(self.inner, Rappor):
@@ -284,7 +299,7 @@ class TextReports:
         names = tuple(candidates)
         counts = self.counts(tally)
         if isinstance(self.inner, Rappor):
-            decoded = decode(self.inner, counts, names, alpha=alpha, always=names)  # type: ignore[arg-type]
+            decoded = decode(self.inner, counts, names, alpha=alpha, always=names)  # type: ignore[arg-type]  # BitCounts
             return CandidateCounts(
                 names,
                 decoded.counts,
@@ -295,12 +310,19 @@ class TextReports:
                 alpha,
                 "bonferroni",
             )
-        result = self.inner.query(counts, names, alpha=alpha)  # type: ignore[arg-type]
+        result = self.inner.query(counts, names, alpha=alpha)  # type: ignore[arg-type]  # a sketch's: SketchCounts
         p_values = stats.norm.sf(result.counts / result.standard_errors)
         found = benjamini_hochberg(p_values, alpha)
         return CandidateCounts(
             names, result.counts, result.standard_errors, p_values, found, result.n, alpha, "benjamini-hochberg"
         )
+
+    def estimate(self, tally: Tally, candidates: Sequence[str] = (), *, alpha: float = 0.05) -> CandidateCounts:
+        """:meth:`query`, by the name every family uses (:class:`ldp.registry.LDPMechanism`).
+
+        Free text has no fixed list of answers to estimate: ``candidates`` are required.
+        """
+        return self.query(tally, candidates, alpha=alpha)
 
     def share_standard_error(self, n: int) -> float:
         """A bound on one candidate's share's standard error from n reports, other strings aside.
@@ -347,3 +369,24 @@ def make_text_mechanism(name: str, epsilon: float, **params: Any) -> TextReports
         return TextReports(rappor_for_epsilon(epsilon, **merged))
     cls = HadamardTextSketch if name == "text-hcms" else TextSketch
     return TextReports(cls(epsilon=epsilon, **merged))
+
+
+def recommend_text(epsilon: float, n: int) -> Recommendation:
+    """The free-text mechanisms at their default shapes, by the half-width of one string's share.
+
+    Each candidate's half-width is z_0.975 times :meth:`TextReports.share_standard_error` at n
+    reports: a bound that leaves out collisions with strings not queried, which the sketches and
+    RAPPOR's Bloom filter suffer alike. Ties go to the earlier mechanism of :data:`TEXT_MECHANISMS`.
+
+    >>> [c.mechanism for c in recommend_text(2.0, 1000).ranking]
+    ['text-cms', 'text-hcms', 'rappor']
+    """
+    if n < 1:
+        raise ValueError(f"n must be a positive number of respondents, got {n!r}")
+    z = float(stats.norm.ppf(0.975))
+    candidates = []
+    for name in TEXT_MECHANISMS:
+        mechanism = make_text_mechanism(name, epsilon=epsilon)
+        candidates.append(Candidate(name, mechanism.params(), z * mechanism.share_standard_error(n)))
+    ranking = tuple(sorted(candidates, key=lambda c: round(c.half_width, 12)))
+    return Recommendation(ranking[0], ranking, estimator="unbiased")

@@ -40,6 +40,7 @@ from ldp.crosstab import crosses_post_hoc, expected_errors
 from ldp.estimates import FrequencyEstimate
 from ldp.multiselect import SET_MECHANISMS, recommend_multiselect
 from ldp.numeric import NUMERIC_MECHANISMS
+from ldp.registry import family_of
 from ldp.text import MAX_TEXT_LENGTH, candidate_list
 from ldp.textreports import TEXT_MECHANISMS
 from surveys.models import MAX_CANDIDATES, MAX_OPTIONS, MIN_OPTIONS, Question
@@ -61,13 +62,8 @@ class KindError(ValueError):
 
 
 def family(mechanism: str) -> str:
-    """ "mean" for the numeric mechanisms, "text" for the free-text ones, "multi" for the multi-select
-    ones, "shares" for the categorical ones."""
-    if mechanism in TEXT_MECHANISMS:
-        return "text"
-    if mechanism in SET_MECHANISMS:
-        return "multi"
-    return "mean" if mechanism in NUMERIC_MECHANISMS else "shares"
+    """The mechanism's family (:func:`ldp.registry.family_of`): "shares", "mean", "multi" or "text"."""
+    return family_of(mechanism)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import models
@@ -18,11 +18,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-import ldp
+from ldp import registry
 from ldp.mechanisms import Mechanism
-from ldp.multiselect import SET_MECHANISMS, PaddingAndSampling, SetUnaryEncoding, make_set_mechanism
-from ldp.numeric import NUMERIC_MECHANISMS, NumericMechanism, make_numeric_mechanism
-from ldp.textreports import TEXT_MECHANISMS, TextReports, make_text_mechanism
+from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding
+from ldp.numeric import NumericMechanism
+from ldp.textreports import TextReports
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
@@ -34,14 +34,8 @@ AnyMechanism = Mechanism | NumericMechanism | TextReports | SetUnaryEncoding | P
 
 @lru_cache(maxsize=1024)
 def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> AnyMechanism:
-    params = json.loads(params_json)
-    if name in NUMERIC_MECHANISMS:  # a numeric mechanism's params carry its range lo, hi
-        return make_numeric_mechanism(name, epsilon=epsilon, **params)
-    if name in TEXT_MECHANISMS:  # free text: the params carry the sketch's or Bloom filter's shape
-        return make_text_mechanism(name, epsilon=epsilon, **params)
-    if name in SET_MECHANISMS:  # multi-select: the params carry the maximum number of choices l
-        return make_set_mechanism(name, k=k, epsilon=epsilon, max_choices=params.get("max_choices"))
-    return ldp.make_mechanism(name, k=k, epsilon=epsilon, **params)
+    # The registry builds every family's (:func:`ldp.registry.build`), and only those classes.
+    return cast(AnyMechanism, registry.build(name, k=k, epsilon=epsilon, **json.loads(params_json)))
 
 
 #: The memoized layer's flip probability a new randomization of a recurring survey stores, per

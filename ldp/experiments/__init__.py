@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ldp.estimators import estimate_proportions
-from ldp.mechanisms import Mechanism, Tally
+from ldp.mechanisms import CountMeanSketch, Mechanism, Tally
 
 __all__ = ["estimates_from_tallies", "write_rows"]
 
@@ -33,7 +33,9 @@ def estimates_from_tallies(mechanism: Mechanism, counts: np.ndarray, n: int, est
     paper's Fig. 7 formula, kept to reproduce seed 004).
     """
     if estimator == "sketch":
-        return mechanism.sketch_estimate(Tally(n, counts))  # type: ignore[attr-defined]
+        if not isinstance(mechanism, CountMeanSketch):
+            raise ValueError(f"the sketch estimator is CMS's, not {mechanism.name}'s")
+        return mechanism.sketch_estimate(Tally(n, counts))
     return estimate_proportions(mechanism, counts, n, estimator)
 
 

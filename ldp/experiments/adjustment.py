@@ -156,7 +156,7 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         k in EMPIRICAL_BAYES_OPTIONS and evenness_p_value(u, n, *mechanism.even_test) > EVEN_TEST_LEVEL
         for u in unbiased
     ]
-    chosen = {
+    chosen: dict[str, list[str]] = {
         rule: [
             choose_consistency(u, covariance, **arguments(u, region, prior))
             for u, region, prior in zip(unbiased, regions, priors, strict=True)

@@ -229,14 +229,18 @@ def modips(
     mus, lambdas = gibbs_normal_gamma(noisy_mean, noisy_variance, n, rng)
     draw = rng.integers(0, mus.size, size=n)
     synthetic = rng.normal(mus[draw], 1 / np.sqrt(lambdas[draw]))
-    quartiles = np.percentile(synthetic, [0, 25, 50, 75, 100])
+    low, q1, median, q3, high = map(float, np.percentile(synthetic, [0, 25, 50, 75, 100]))
     row = ModipsRow(
         epsilon,
         float(mus.mean()),
         float(1 / lambdas.mean()),
         float(synthetic.mean()),
         float(synthetic.var()),
-        *map(float, quartiles),
+        low,
+        q1,
+        median,
+        q3,
+        high,
         interval_overlap(mean_interval(data), mean_interval(synthetic)),
     )
     return row, synthetic

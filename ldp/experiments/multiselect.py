@@ -117,10 +117,9 @@ def run_crosstab(out: Path, repetitions: int = 500, seed: int = 16) -> list[Cros
                 first = make_mechanism("krr", k=k, epsilon=epsilon / 2)
                 kronecker = np.kron(first.response_matrix, first.response_matrix)
                 # Each respondent's report pair is one draw over the k^2 pairs: column of A1 (x) A2.
-                pairs = sum(
-                    rng.multinomial(c, kronecker[:, cell], size=repetitions)
-                    for cell, c in enumerate(counts.reshape(-1))
-                )
+                cells = enumerate(counts.reshape(-1))
+                draws = (rng.multinomial(c, kronecker[:, cell], size=repetitions) for cell, c in cells)
+                pairs = sum(draws, np.zeros((repetitions, k * k), dtype=np.int64))
                 posthoc = np.linalg.solve(kronecker, (pairs / total).T).T
                 declared = declared_mechanism("krr", k, k, epsilon)
                 tallies = declared.sample_tallies(counts.reshape(-1), repetitions, rng=rng)

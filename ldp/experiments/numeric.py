@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -24,7 +25,7 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.piecewise import duchi_variance, piecewise_variance
 
 EPSILONS = (0.25, 0.5, 1.0, 1.29, 2.0, 3.0, 4.0, 5.0)
-MECHANISMS = {
+MECHANISMS: dict[str, tuple[str, dict[str, Any]]] = {
     "Duchi et al.": ("duchi", {}),
     "1BitMean": ("1bitmean", {}),
     "Piecewise": ("piecewise", {}),

@@ -101,7 +101,7 @@ def fake_reports(mechanism: Mechanism, attack: str, count: int, rng: np.random.G
     if isinstance(mechanism, KRandomizedResponse):
         return items.astype(np.uint8).reshape(-1, 1)
     if isinstance(mechanism, SubsetSelection):
-        return _pack_bits(_random_subsets(count, k, mechanism.subset_size, items, rng))
+        return _pack_bits(_random_subsets(count, k, mechanism.omega, items, rng))
     if isinstance(mechanism, OptimalLocalHashing):
         coefficients = rng.integers(0, mechanism.prime, size=(count, 3))
         return mechanism._pack(coefficients, mechanism.hash_values(coefficients, items[:, None])[:, 0])
@@ -109,7 +109,8 @@ def fake_reports(mechanism: Mechanism, attack: str, count: int, rng: np.random.G
         if attack == "random item":
             return _unary(mechanism, items, 0, False, rng)
         distribution = integrity.weight_distribution(mechanism)
-        mean_weight = float(distribution @ np.arange(distribution.size))  # type: ignore[operator]
+        assert distribution is not None  # every unary encoding has a weight distribution
+        mean_weight = float(distribution @ np.arange(distribution.size))
         pad = int(np.clip(np.floor(mean_weight) - 1, 0, mechanism.d - 1))
         return _unary(mechanism, items, pad, True, rng)
     raise ValueError(f"no attack written for {mechanism.name!r}")

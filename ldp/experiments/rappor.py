@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from ldp.experiments import write_rows
-from ldp.freetext import HadamardTextSketch, TextSketch
-from ldp.mechanisms.rappor import Rappor, decode
+from ldp.freetext import HadamardTextSketch, TextCount, TextSketch
+from ldp.mechanisms.rappor import Rappor, RapporDecode, decode
 
 SEED_FIG3 = Rappor(bits=32, hash_count=2, cohorts=64, f=0.5, p=0.25, q=0.75)
 SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
@@ -82,10 +82,12 @@ def measure_decoding(n: int, repetitions: int, rng: np.random.Generator) -> list
     for _ in range(repetitions):
         true = np.concatenate([rng.multinomial(n, shares), np.zeros(DECOYS, dtype=np.int64)])
         rappor = decode(SEED_FIG3, SEED_FIG3.simulate_counts(names, true, rng=rng), names)
-        results = [("RAPPOR", rappor, np.isfinite(rappor.standard_errors))]
+        results: list[tuple[str, RapporDecode | TextCount, np.ndarray]] = [
+            ("RAPPOR", rappor, np.isfinite(rappor.standard_errors))
+        ]
         for key, sketch in sketches.items():
-            result = sketch.query(sketch.simulate_counts(names, true, rng=rng), names)
-            results.append((key, result, np.ones(len(names), dtype=bool)))
+            counted = sketch.query(sketch.simulate_counts(names, true, rng=rng), names)
+            results.append((key, counted, np.ones(len(names), dtype=bool)))
         for key, result, fitted in results:
             found = np.flatnonzero(result.found)
             low, high = result.interval()
@@ -134,11 +136,17 @@ def measure_leak(rounds: int, attackers: int, rng: np.random.Generator) -> LeakR
         bloom[~truth_is_a, h:] = 1
         if memoized:
             permanent = m.permanent_response(bloom, rng=rng)
-            ones = sum(m.instantaneous_response(permanent, rng=rng).astype(np.int64) for _ in range(rounds))
+            ones = sum(
+                (m.instantaneous_response(permanent, rng=rng).astype(np.int64) for _ in range(rounds)),
+                np.zeros_like(bloom),
+            )
         else:
             ones = sum(
-                m.instantaneous_response(m.permanent_response(bloom, rng=rng), rng=rng).astype(np.int64)
-                for _ in range(rounds)
+                (
+                    m.instantaneous_response(m.permanent_response(bloom, rng=rng), rng=rng).astype(np.int64)
+                    for _ in range(rounds)
+                ),
+                np.zeros_like(bloom),
             )
         one, zero = _bit_log_likelihoods(ones, rounds, memoized)
         log_a = one[:, :h].sum(axis=1) + zero[:, h:].sum(axis=1)

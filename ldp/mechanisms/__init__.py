@@ -1,7 +1,8 @@
 """Frequency-estimation mechanisms, one module each, behind :class:`~ldp.mechanisms.base.Mechanism`.
 
 ``make_mechanism`` builds one from a name and JSON-serializable parameters, which is how
-stored questions refer to them.
+stored questions refer to them; :data:`MECHANISMS` maps the names the registry lists for the
+"shares" family (:data:`ldp.registry.NAMES`) to their classes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ldp.mechanisms.hcms import HadamardCountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
+from ldp.registry import names
 
 __all__ = [
     "MECHANISMS",
@@ -34,7 +36,7 @@ __all__ = [
     "make_mechanism",
 ]
 
-MECHANISMS: dict[str, type[Mechanism]] = {
+_CLASSES: dict[str, type[Mechanism]] = {
     cls.name: cls
     for cls in (
         KRandomizedResponse,
@@ -48,6 +50,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
         HadamardCountMeanSketch,
     )
 }
+MECHANISMS: dict[str, type[Mechanism]] = {name: _CLASSES[name] for name in names("shares")}
 
 
 def make_mechanism(name: str, k: int, epsilon: float, **params: Any) -> Mechanism:
@@ -60,4 +63,4 @@ def make_mechanism(name: str, k: int, epsilon: float, **params: Any) -> Mechanis
         cls = MECHANISMS[name]
     except KeyError:
         raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name!r}") from None
-    return cls(k=k, epsilon=epsilon, **params)  # type: ignore[call-arg]
+    return cls(k=k, epsilon=epsilon, **params)  # type: ignore[call-arg]  # each class is a dataclass of k, epsilon

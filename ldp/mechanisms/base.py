@@ -11,6 +11,8 @@ privacy budget epsilon. It provides, in this order of use:
 4. ``tally(packed)``: sufficient statistics of many packed reports (mergeable with ``+``);
 5. ``estimate(tally)``: the unbiased frequency estimate with its analytic covariance.
 
+Every mechanism here is one of the "shares" family of :class:`ldp.registry.LDPMechanism`.
+
 All mechanisms here are linear (see :mod:`ldp.estimates`): a subclass supplies the
 per-report statistic's mean ``observed_mean``, its expectation matrix ``response_matrix``
 and its per-report covariance ``report_covariance``; estimation is shared.
@@ -40,6 +42,7 @@ from ldp.estimates import (
     unified_interval,
 )
 from ldp.privacy import check_epsilon
+from ldp.registry import Family
 
 __all__ = ["InvalidReport", "Mechanism", "Tally"]
 
@@ -134,6 +137,17 @@ def check_counts(true_counts: ArrayLike, k: int) -> np.ndarray:
     if counts.shape != (k,) or not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0:
         raise ValueError(f"true_counts must be {k} non-negative integers, got {true_counts!r}")
     return counts.astype(np.int64)
+
+
+def resolved(value: int | None, name: str) -> int:
+    """A knob whose default None means "chosen by ``__post_init__``", once chosen.
+
+    >>> resolved(3, "range_size")
+    3
+    """
+    if value is None:
+        raise AttributeError(f"{name} is chosen by __post_init__, which has not run")
+    return value
 
 
 def _entry(name: str, position: int | None) -> str:
@@ -299,9 +313,13 @@ def symmetric_unit_variances(
 
 
 class Mechanism(ABC):
-    """Base class of the frequency-estimation mechanisms; subclasses are frozen dataclasses."""
+    """Base class of the frequency-estimation mechanisms; subclasses are frozen dataclasses.
+
+    Satisfies :class:`ldp.registry.LDPMechanism` (family "shares").
+    """
 
     name: ClassVar[str]
+    family: ClassVar[Family] = "shares"
     k: int
     epsilon: float
 
@@ -369,6 +387,10 @@ class Mechanism(ABC):
         return np.array([self.tally(self.randomize(values, rng=rng)).counts for _ in range(repetitions)])
 
     @abstractmethod
+    def report_probabilities(self) -> np.ndarray:
+        """P[report | answer] for every answer and every possible report, shape (k, reports), for enumeration."""
+
+    @abstractmethod
     def guess_probability(self) -> float:
         """Chance that an observer of one report guesses the true answer right.
 
@@ -378,6 +400,15 @@ class Mechanism(ABC):
         """
 
     # -- shared machinery ---------------------------------------------------------------------
+    def privacy_guarantee(self) -> tuple[float, float]:
+        """(epsilon, 0): one report satisfies pure epsilon-LDP (``worst_case_log_ratio`` is epsilon).
+
+        >>> from ldp.mechanisms import KRandomizedResponse
+        >>> KRandomizedResponse(k=3, epsilon=1.0).privacy_guarantee()
+        (1.0, 0.0)
+        """
+        return self.epsilon, 0.0
+
     def spec_header(self) -> dict[str, Any]:
         return {"mechanism": self.name, "k": self.k, "epsilon": self.epsilon}
 
@@ -453,7 +484,7 @@ class Mechanism(ABC):
         if method == "eb":
             shares = empirical_bayes_shares(self.unit_variances, unbiased.proportions, tally.n)
             return replace(unbiased, proportions=shares, method="eb", unbiased=unbiased.proportions, bands=bands)
-        return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]
+        return unbiased.consistent(method, bands=bands)  # type: ignore[arg-type]  # consistent() refuses other strings
 
     def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
         """The estimator "auto" applies to this unbiased estimate from n reports.

@@ -257,7 +257,7 @@ class SampledUnaryEncoding(Mechanism):
 
 @dataclass(frozen=True, eq=False)
 class DBitFlip(SampledUnaryEncoding):
-    """dBitFlip with ``d`` sampled buckets (1 <= d <= k).
+    """dBitFlip with ``d`` sampled buckets (1 <= d <= k; by default every bucket, d = k: SUE's report).
 
     Examples
     --------
@@ -271,10 +271,12 @@ class DBitFlip(SampledUnaryEncoding):
     name: ClassVar[str] = "dbitflip"
     k: int
     epsilon: float
-    d: int
+    d: int = None  # type: ignore[assignment]  # None: d = k, set by __post_init__, an int after
 
     def __post_init__(self) -> None:
         self._check_common()
+        if self.d is None:
+            object.__setattr__(self, "d", self.k)
         self._check_d()
 
     @property

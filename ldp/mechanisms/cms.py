@@ -149,7 +149,8 @@ class SketchFamily:
             start = start[start + offset < cell.size]
             start = start[cell[start] == cell[start + offset]]
         empty = np.zeros(0, dtype=np.int32)
-        return tuple(np.concatenate(part) if part else empty for part in (first, second, where))  # type: ignore[return-value]
+        options, others, cells = (np.concatenate(part) if part else empty for part in (first, second, where))
+        return options, others, cells
 
     def _pair_sum(self, diagonal: np.ndarray, pair_weights: np.ndarray | None) -> np.ndarray:
         """Symmetric k x k: ``diagonal``, plus each same-cell pair's weight at (d, e) and at (e, d)."""
@@ -266,22 +267,22 @@ class HashedSketch(Mechanism):
             )
 
     @property
-    def family(self) -> SketchFamily:
+    def hash_family(self) -> SketchFamily:
         """The hash family and its derived matrices, shared by every sketch with the same knobs."""
         return sketch_family(self.hash_count, self.width, self.k, self.hash_seed)
 
     @property
     def hash_table(self) -> np.ndarray:
         """h_j(option), shape (hash_count, k), read-only."""
-        return self.family.hash_table
+        return self.hash_family.hash_table
 
     @property
     def response_matrix(self) -> np.ndarray:
-        return self.family.collisions
+        return self.hash_family.collisions
 
     @property
     def _inverse_response(self) -> np.ndarray:
-        return self.family.inverse
+        return self.hash_family.inverse
 
     def params(self) -> dict[str, Any]:
         return {"hash_count": self.hash_count, "width": self.width, "hash_seed": self.hash_seed}
@@ -394,7 +395,7 @@ class CountMeanSketch(HashedSketch):
         # where sum_t f_t E_j[B_t B_t^T] is SketchFamily.shared_cell_moment(f).
         a, f = self.response_matrix, np.asarray(frequencies, dtype=float)
         within = (self.scale**2 - 1) / 4 * a
-        return within + self.family.shared_cell_moment(f) - (a * f) @ a.T
+        return within + self.hash_family.shared_cell_moment(f) - (a * f) @ a.T
 
     @property
     def _within_factor(self) -> float:
@@ -404,7 +405,7 @@ class CountMeanSketch(HashedSketch):
         # diag(A^-1 Sigma(f) A^-T) = (c^2 - 1)/4 diag(A^-1) + diag(A^-1 S(f) A^-T) - f, since
         # A^-1 A A^-T = A^-T and A^-1 A diag(f) A^T A^-T = diag(f). At f = 1/k the middle term is
         # cached with the hash family.
-        family, f = self.family, self._shares(frequencies)
+        family, f = self.hash_family, self._shares(frequencies)
         if frequencies is None or np.array_equal(f, np.full(self.k, 1.0 / self.k)):
             shared = family.uniform_moment_diagonal
         else:
@@ -415,7 +416,7 @@ class CountMeanSketch(HashedSketch):
     @cached_property
     def unit_variances(self) -> np.ndarray:
         # V = (c^2 - 1)/4 diag(A^-1) 1^T + W - I, W from the family (SketchFamily.unit_moments).
-        family = self.family
+        family = self.hash_family
         return self._within_factor * np.diagonal(family.inverse)[:, None] + family.unit_moments - np.eye(self.k)
 
     def sketch_estimate(self, tally: Tally) -> np.ndarray:
@@ -448,7 +449,7 @@ class CountMeanSketch(HashedSketch):
     @cached_property
     def _distinct_cells(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct (j, cell) pairs of the hash table, and which options each one serves."""
-        family = self.family
+        family = self.hash_family
         return family.cell_pairs, family.cells.toarray().astype(np.int64)
 
     def guess_probability(self) -> float:

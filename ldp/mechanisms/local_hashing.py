@@ -42,6 +42,7 @@ from ldp.mechanisms.base import (
     require_fields,
     require_int,
     require_list,
+    resolved,
     symmetric_covariance,
     symmetric_report_variances,
     symmetric_unit_variances,
@@ -91,25 +92,30 @@ class OptimalLocalHashing(Mechanism):
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 2 <= g <= MAX_RANGE:
             raise ValueError(f"range_size must be an integer in [2, {MAX_RANGE}], got {g!r}")
         object.__setattr__(self, "range_size", int(g))
-        if not (isinstance(self.prime, int) and self.prime > max(self.k, self.range_size) and self.prime < 2**32):
+        if not (isinstance(self.prime, int) and self.prime > max(self.k, int(g)) and self.prime < 2**32):
             raise ValueError(f"prime must exceed k and range_size and fit 32 bits, got {self.prime!r}")
         if self.prime != MERSENNE_PRIME and not _is_prime(self.prime):
             raise ValueError(f"prime must be prime, got {self.prime}")
 
     @property
+    def g(self) -> int:
+        """The hash range g (``range_size`` as chosen)."""
+        return resolved(self.range_size, "range_size")
+
+    @property
     def keep_probability(self) -> float:
         """p = e^eps / (e^eps + g - 1)."""
-        return 1.0 / (1.0 + (self.range_size - 1) * math.exp(-self.epsilon))
+        return 1.0 / (1.0 + (self.g - 1) * math.exp(-self.epsilon))
 
     @property
     def other_probability(self) -> float:
         """q = 1 / (e^eps + g - 1)."""
-        return (1.0 - self.keep_probability) / (self.range_size - 1)
+        return (1.0 - self.keep_probability) / (self.g - 1)
 
     @cached_property
     def _collisions(self) -> tuple[float, float]:
         """(c2, c3): exact pair and triple collision probabilities of the hash family."""
-        g, prime = self.range_size, self.prime
+        g, prime = self.g, self.prime
         n = np.full(g, prime // g, dtype=float)
         n[: prime % g] += 1
         return float((n**2).sum() / prime**2), float((n**3).sum() / prime**3)
@@ -119,15 +125,15 @@ class OptimalLocalHashing(Mechanism):
         a, b, c = (coefficients[..., i : i + 1].astype(np.int64) for i in range(3))
         x = np.asarray(options, dtype=np.int64)
         value = (a * x % self.prime + b) % self.prime
-        return (value * x % self.prime + c) % self.prime % self.range_size
+        return (value * x % self.prime + c) % self.prime % self.g
 
     def params(self) -> dict[str, Any]:
-        return {"range_size": self.range_size} | ({} if self.prime == MERSENNE_PRIME else {"prime": self.prime})
+        return {"range_size": self.g} | ({} if self.prime == MERSENNE_PRIME else {"prime": self.prime})
 
     def client_spec(self) -> dict[str, Any]:
         return {
             **self.spec_header(),
-            "range_size": self.range_size,
+            "range_size": self.g,
             "prime": self.prime,
             "keep_probability": self.keep_probability,
         }
@@ -146,7 +152,7 @@ class OptimalLocalHashing(Mechanism):
         coefficients = rng.integers(0, self.prime, size=(truth.size, 3))
         hashed = self.hash_values(coefficients, truth[:, None])[:, 0]
         keep = rng.random(truth.size) < self.keep_probability
-        other = rng.integers(0, self.range_size - 1, size=truth.size)
+        other = rng.integers(0, self.g - 1, size=truth.size)
         other += other >= hashed
         return self._pack(coefficients, np.where(keep, hashed, other))
 
@@ -155,7 +161,7 @@ class OptimalLocalHashing(Mechanism):
         coefficients = require_list(report["hash"], "hash", 3)
         for i, coefficient in enumerate(coefficients):
             require_int(coefficient, "hash", 0, self.prime - 1, position=i)
-        y = require_int(report["value"], "value", 0, self.range_size - 1)
+        y = require_int(report["value"], "value", 0, self.g - 1)
         return self._pack(np.array([coefficients]), np.array([y]))[0].tobytes()
 
     def _unpack(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -217,7 +223,7 @@ class OptimalLocalHashing(Mechanism):
         # prime, else estimated from 20,000 functions drawn with a fixed seed (error below 1e-3).
         image = self.image_sizes().mean()
         p, q = self.keep_probability, self.other_probability
-        return float((p * image + q * (self.range_size - image)) / self.k)
+        return float((p * image + q * (self.g - image)) / self.k)
 
     def image_sizes(self, samples: int = 20_000, seed: int = 0) -> np.ndarray:
         """|h({0, ..., k-1})| for every hash function (small prime) or a seeded sample of them."""
@@ -233,10 +239,10 @@ class OptimalLocalHashing(Mechanism):
 
     def report_probabilities(self) -> np.ndarray:
         """P[((a, b, c), y) | answer] over all P^3 g reports (small primes only)."""
-        if self.prime**3 * self.range_size > 200_000:
+        if self.prime**3 * self.g > 200_000:
             raise ValueError("report space too large to enumerate")
         grid = np.array(np.meshgrid(*[np.arange(self.prime)] * 3, indexing="ij")).reshape(3, -1).T
         hashed = self.hash_values(grid, np.arange(self.k)[None, :])  # (P^3, k)
-        y = np.arange(self.range_size)
+        y = np.arange(self.g)
         table = np.where(hashed[:, :, None] == y[None, None, :], self.keep_probability, self.other_probability)
         return (table / self.prime**3).transpose(1, 0, 2).reshape(self.k, -1)

@@ -49,6 +49,7 @@ from ldp.mechanisms.base import (
     require_fields,
     require_int,
     require_list,
+    resolved,
     symmetric_covariance,
     symmetric_report_variances,
     symmetric_uniform_variance,
@@ -117,19 +118,24 @@ class SubsetSelection(Mechanism):
         object.__setattr__(self, "subset_size", int(w))
 
     @property
+    def omega(self) -> int:
+        """The subset size omega (``subset_size`` as chosen)."""
+        return resolved(self.subset_size, "subset_size")
+
+    @property
     def in_probability(self) -> float:
         """p_in: probability that the reported set contains the true answer."""
-        return in_probability(self.k, self.subset_size, self.epsilon)
+        return in_probability(self.k, self.omega, self.epsilon)
 
     @property
     def _other_probability(self) -> float:
-        return float(other_probability(self.k, self.subset_size, self.in_probability))
+        return float(other_probability(self.k, self.omega, self.in_probability))
 
     def params(self) -> dict[str, Any]:
-        return {"subset_size": self.subset_size}
+        return {"subset_size": self.omega}
 
     def client_spec(self) -> dict[str, Any]:
-        return {**self.spec_header(), "subset_size": self.subset_size, "in_probability": self.in_probability}
+        return {**self.spec_header(), "subset_size": self.omega, "in_probability": self.in_probability}
 
     @property
     def report_width(self) -> int:
@@ -138,7 +144,7 @@ class SubsetSelection(Mechanism):
     def randomize(self, values: ArrayLike, *, rng: Any = None) -> np.ndarray:
         rng = np.random.default_rng(rng)
         truth = check_values(values, self.k)
-        n, w = truth.size, self.subset_size
+        n, w = truth.size, self.omega
         include = rng.random(n) < self.in_probability
         # Rank the other options by random keys (the answer's key is pushed last); take the first
         # omega - 1 of them when the answer is included, the first omega otherwise.
@@ -154,7 +160,7 @@ class SubsetSelection(Mechanism):
 
     def parse_report(self, obj: Any) -> bytes:
         subset = require_fields(obj, {"subset"})["subset"]
-        require_list(subset, "subset", self.subset_size)
+        require_list(subset, "subset", self.omega)
         for i, option in enumerate(subset):
             require_int(option, "subset", 0, self.k - 1, position=i)
         require_distinct(subset, "subset")
@@ -181,7 +187,7 @@ class SubsetSelection(Mechanism):
 
     @property
     def _pair_probabilities(self) -> tuple[float, float]:
-        return pair_probabilities(self.k, self.subset_size, self.in_probability)
+        return pair_probabilities(self.k, self.omega, self.in_probability)
 
     def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
         return symmetric_covariance(self.response_matrix, frequencies, *self._pair_probabilities)
@@ -200,7 +206,7 @@ class SubsetSelection(Mechanism):
 
     def guess_probability(self) -> float:
         # Any option of the reported set is a best guess: (1/k) C(k, omega) e^eps / Z.
-        w, k, e = self.subset_size, self.k, math.exp(self.epsilon)
+        w, k, e = self.omega, self.k, math.exp(self.epsilon)
         return math.comb(k, w) * e / (math.comb(k - 1, w - 1) * e + math.comb(k - 1, w)) / k
 
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
@@ -214,7 +220,7 @@ class SubsetSelection(Mechanism):
             others = np.delete(np.arange(self.k), t)
             included = rng.binomial(n_t, self.in_probability, size=repetitions)
             total[:, t] += included
-            for group, size in ((included, self.subset_size - 1), (n_t - included, self.subset_size)):
+            for group, size in ((included, self.omega - 1), (n_t - included, self.omega)):
                 total[:, others] += _uniform_subset_counts(group, size, others_size, rng)
         return total
 
@@ -222,11 +228,11 @@ class SubsetSelection(Mechanism):
         """P[Y | answer] over all C(k, omega) sets, for enumeration."""
         import itertools
 
-        sets = list(itertools.combinations(range(self.k), self.subset_size))
+        sets = list(itertools.combinations(range(self.k), self.omega))
         if len(sets) > _ENUMERATION_LIMIT:
             raise ValueError("report space too large to enumerate")
         e = math.exp(self.epsilon)
-        z = math.comb(self.k - 1, self.subset_size - 1) * e + math.comb(self.k - 1, self.subset_size)
+        z = math.comb(self.k - 1, self.omega - 1) * e + math.comb(self.k - 1, self.omega)
         return np.array([[(e if v in y else 1.0) / z for y in sets] for v in range(self.k)])
 
 

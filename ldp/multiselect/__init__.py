@@ -20,6 +20,7 @@ from ldp.multiselect.advisor import SetCandidate, SetRecommendation, recommend_m
 from ldp.multiselect.base import SharesEstimate, all_sets
 from ldp.multiselect.padding import PaddingAndSampling
 from ldp.multiselect.unary import SetUnaryEncoding
+from ldp.registry import names
 
 __all__ = [
     "SET_MECHANISMS",
@@ -33,13 +34,17 @@ __all__ = [
     "recommend_multiselect",
 ]
 
-SET_MECHANISMS = ("set-sue", "set-oue", "padding-krr", "padding-olh")
+#: The "multi" family of :data:`ldp.registry.NAMES`.
+SET_MECHANISMS = names("multi")
 
 
 def make_set_mechanism(
-    name: str, k: int, epsilon: float, max_choices: int | None = None
+    name: str, k: int, epsilon: float, max_choices: int | None = None, **implied: str
 ) -> SetUnaryEncoding | PaddingAndSampling:
     """Build the multi-select mechanism called ``name`` (one of :data:`SET_MECHANISMS`).
+
+    ``implied`` may repeat what the name says (``variant`` of a unary encoding, ``oracle`` of
+    padding-and-sampling), as ``params()`` gives it back; a different value is refused.
 
     >>> make_set_mechanism("padding-olh", k=5, epsilon=1.0, max_choices=2).params()
     {'max_choices': 2, 'oracle': 'olh'}
@@ -47,6 +52,10 @@ def make_set_mechanism(
     if name not in SET_MECHANISMS:
         raise ValueError(f"mechanism must be one of {list(SET_MECHANISMS)}, got {name!r}")
     family, variant = name.split("-")
+    knob = "variant" if family == "set" else "oracle"
+    for key, value in implied.items():
+        if key != knob or value != variant:
+            raise ValueError(f"{name} takes max_choices and {knob}={variant!r} only, got {key}={value!r}")
     if family == "set":
         return SetUnaryEncoding(k=k, epsilon=epsilon, max_choices=max_choices, variant=variant)
     return PaddingAndSampling(k=k, epsilon=epsilon, max_choices=max_choices, oracle_name=variant)

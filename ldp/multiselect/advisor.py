@@ -14,8 +14,6 @@ pi / l per option and, per dummy i = 1..l, P(|x| <= l - i) / l = (l - i + 1) / (
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -23,6 +21,7 @@ from ldp.advisor import TIE_TOLERANCE, Z_95
 from ldp.multiselect.base import check_max_choices
 from ldp.multiselect.padding import PaddingAndSampling
 from ldp.multiselect.unary import SetUnaryEncoding
+from ldp.registry import Candidate, Recommendation
 
 __all__ = ["SetCandidate", "SetRecommendation", "recommend_multiselect", "reference_variance"]
 
@@ -34,19 +33,10 @@ CANDIDATES = (
 )
 
 
-@dataclass(frozen=True)
-class SetCandidate:
-    """One multi-select mechanism and its expected widest 95 % half-width for one option's share."""
-
-    mechanism: str
-    params: dict[str, Any]
-    half_width: float
-
-
-@dataclass(frozen=True)
-class SetRecommendation:
-    best: SetCandidate
-    ranking: tuple[SetCandidate, ...]
+#: The multi-select advisor's results are every advisor's (:mod:`ldp.registry`); a candidate's
+#: ``half_width`` is its expected widest 95 % half-width of one option's share.
+SetCandidate = Candidate
+SetRecommendation = Recommendation
 
 
 def reference_items(k: int, max_choices: int) -> np.ndarray:
@@ -65,7 +55,7 @@ def reference_variance(mechanism: SetUnaryEncoding | PaddingAndSampling) -> floa
     return float(np.max(ell * ell * (mechanism.unit_variances @ f)[:k]))
 
 
-def recommend_multiselect(k: int, max_choices: int | None, epsilon: float, n: int) -> SetRecommendation:
+def recommend_multiselect(k: int, max_choices: int | None, epsilon: float, n: int) -> Recommendation:
     """The multi-select mechanism with the smallest expected error.
 
     >>> recommend_multiselect(5, 1, 1.0, 1000).best.mechanism
@@ -87,5 +77,5 @@ def recommend_multiselect(k: int, max_choices: int | None, epsilon: float, n: in
     ranked = sorted(
         enumerate(scored), key=lambda item: (item[1][2] > best_variance * (1 + TIE_TOLERANCE), item[1][2], item[0])
     )
-    ranking = tuple(SetCandidate(name, params, Z_95 * math.sqrt(v / n)) for _, (name, params, v) in ranked)
-    return SetRecommendation(ranking[0], ranking)
+    ranking = tuple(Candidate(name, params, Z_95 * math.sqrt(v / n)) for _, (name, params, v) in ranked)
+    return Recommendation(ranking[0], ranking, estimator="unbiased")

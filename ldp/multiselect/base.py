@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -24,6 +24,7 @@ from scipy import stats
 
 from ldp.estimates import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
 from ldp.mechanisms.base import Tally
+from ldp.registry import Family
 
 __all__ = ["SharesEstimate", "StoredReports", "all_sets", "check_max_choices", "check_sets"]
 
@@ -142,9 +143,17 @@ class StoredReports:
 
     Packed reports are ``report_width`` bytes each (as every ``ldp`` mechanism stores them), so
     a survey keeps, sums and reads a multi-select question's tally exactly like any other.
+    With each mechanism's own members, it satisfies :class:`ldp.registry.LDPMechanism` (family
+    "multi").
     """
 
-    report_width: int
+    family: ClassVar[Family] = "multi"
+    epsilon: float
+
+    @property
+    def report_width(self) -> int:
+        """Number of bytes of one packed report."""
+        raise NotImplementedError
 
     def tally(self, packed: np.ndarray) -> Tally:
         raise NotImplementedError
@@ -157,6 +166,10 @@ class StoredReports:
 
     def empty_tally(self) -> Tally:
         return self.tally(np.zeros((0, self.report_width), dtype=np.uint8))
+
+    def privacy_guarantee(self) -> tuple[float, float]:
+        """(epsilon, 0): one report satisfies pure epsilon-LDP over sets (``worst_case_log_ratio``)."""
+        return self.epsilon, 0.0
 
 
 def spec_header(name: str, k: int, max_choices: int, epsilon: float) -> dict[str, Any]:

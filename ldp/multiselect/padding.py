@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.estimates import Interval, project_onto_simplex
-from ldp.mechanisms.base import Mechanism, Tally, check_options
+from ldp.mechanisms.base import Mechanism, Tally, check_options, resolved
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.multiselect.base import (
@@ -109,7 +109,6 @@ class PaddingAndSampling(StoredReports):
     1.48988
     """
 
-    name: ClassVar[str] = "padding"
     k: int
     epsilon: float
     max_choices: int | None = None
@@ -132,7 +131,7 @@ class PaddingAndSampling(StoredReports):
 
     @property
     def ell(self) -> int:
-        return int(self.max_choices)  # type: ignore[arg-type]
+        return resolved(self.max_choices, "max_choices")
 
     @property
     def domain_size(self) -> int:
@@ -140,8 +139,13 @@ class PaddingAndSampling(StoredReports):
         return self.k + self.ell
 
     @property
-    def mechanism_name(self) -> str:
+    def name(self) -> str:
+        """The registered name (:data:`ldp.multiselect.SET_MECHANISMS`): padding-krr or padding-olh."""
         return f"padding-{self.oracle_name}"
+
+    @property
+    def mechanism_name(self) -> str:
+        return self.name
 
     def params(self) -> dict[str, Any]:
         return {"max_choices": self.ell, "oracle": self.oracle_name}
@@ -186,7 +190,7 @@ class PaddingAndSampling(StoredReports):
         items = np.zeros((repetitions, self.domain_size), dtype=np.int64)
         uniform = np.full(self.ell, 1.0 / self.ell)
         for row, count in zip(kinds, counts, strict=True):
-            np.add.at(items, (slice(None), row), rng.multinomial(count, uniform, size=repetitions))
+            np.add.at(items, (np.arange(repetitions)[:, None], row), rng.multinomial(count, uniform, size=repetitions))
         if not isinstance(self.oracle, KRandomizedResponse):
             values = [np.repeat(np.arange(self.domain_size), r) for r in items]
             return np.array([self.oracle.tally(self.oracle.randomize(v, rng=rng)).counts for v in values])

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from ldp.mechanisms.base import InvalidReport, Tally, require_bits, require_fields
+from ldp.mechanisms.base import InvalidReport, Tally, require_bits, require_fields, resolved
 from ldp.multiselect.base import (
     SharesEstimate,
     StoredReports,
@@ -93,7 +93,6 @@ class SetUnaryEncoding(StoredReports):
     (2.0, b'\\x19')
     """
 
-    name: ClassVar[str] = "set-unary"
     k: int
     epsilon: float
     max_choices: int | None = None
@@ -109,11 +108,16 @@ class SetUnaryEncoding(StoredReports):
 
     @property
     def ell(self) -> int:
-        return int(self.max_choices)  # type: ignore[arg-type]
+        return resolved(self.max_choices, "max_choices")
+
+    @property
+    def name(self) -> str:
+        """The registered name (:data:`ldp.multiselect.SET_MECHANISMS`): set-sue or set-oue."""
+        return f"set-{self.variant}"
 
     @property
     def mechanism_name(self) -> str:
-        return f"set-{self.variant}"
+        return self.name
 
     @property
     def bit_epsilon(self) -> float:

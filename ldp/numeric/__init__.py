@@ -21,6 +21,7 @@ from ldp.numeric.gaussian import GaussianMean
 from ldp.numeric.laplace import LaplaceMean
 from ldp.numeric.one_bit import DuchiMean, OneBitMean
 from ldp.numeric.piecewise import HybridMean, PiecewiseMean
+from ldp.registry import names
 
 __all__ = [
     "NUMERIC_MECHANISMS",
@@ -36,9 +37,11 @@ __all__ = [
     "make_numeric_mechanism",
 ]
 
-NUMERIC_MECHANISMS: dict[str, type[NumericMechanism]] = {
+_CLASSES: dict[str, type[NumericMechanism]] = {
     cls.name: cls for cls in (LaplaceMean, GaussianMean, OneBitMean, DuchiMean, PiecewiseMean, HybridMean)
 }
+#: The "mean" family of :data:`ldp.registry.NAMES`, name to class.
+NUMERIC_MECHANISMS: dict[str, type[NumericMechanism]] = {name: _CLASSES[name] for name in names("mean")}
 
 
 def make_numeric_mechanism(name: str, lo: float, hi: float, epsilon: float, **params: Any) -> NumericMechanism:
@@ -51,4 +54,4 @@ def make_numeric_mechanism(name: str, lo: float, hi: float, epsilon: float, **pa
         cls = NUMERIC_MECHANISMS[name]
     except KeyError:
         raise ValueError(f"mechanism must be one of {sorted(NUMERIC_MECHANISMS)}, got {name!r}") from None
-    return cls(lo=lo, hi=hi, epsilon=epsilon, **params)  # type: ignore[call-arg]
+    return cls(lo=lo, hi=hi, epsilon=epsilon, **params)  # type: ignore[call-arg]  # dataclasses of lo, hi, epsilon

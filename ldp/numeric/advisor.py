@@ -25,12 +25,12 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 from scipy import stats
 
 from ldp.numeric import NUMERIC_MECHANISMS, make_numeric_mechanism
+from ldp.registry import Candidate, Recommendation
 
 __all__ = ["CROSSOVER_EPSILON", "MeanCandidate", "MeanRecommendation", "recommend_mean"]
 
@@ -43,20 +43,11 @@ CROSSOVER_EPSILON = 1.29
 PURE = ("1bitmean", "duchi", "laplace", "piecewise", "hybrid")
 
 
-@dataclass(frozen=True)
-class MeanCandidate:
-    mechanism: str
-    half_width: float
-    """Expected half-width of the 95 % interval of the mean at n, in the question's units."""
-    pure: bool
-
-
-@dataclass(frozen=True)
-class MeanRecommendation:
-    best: MeanCandidate
-    ranking: tuple[MeanCandidate, ...]
-    regime: str
-    """"one-bit" below the crossover epsilon, "piecewise" at or above it."""
+#: The numeric advisor's results are every advisor's (:mod:`ldp.registry`): a candidate's
+#: ``half_width`` is that of the mean's 95 % interval, in the question's units, and the
+#: recommendation's ``regime`` is "one-bit" below the crossover epsilon, "piecewise" at or above it.
+MeanCandidate = Candidate
+MeanRecommendation = Recommendation
 
 
 @lru_cache(maxsize=256)
@@ -68,7 +59,7 @@ def _unit_variances(epsilon: float) -> tuple[tuple[str, float], ...]:
     )
 
 
-def recommend_mean(lo: float, hi: float, epsilon: float, n: int) -> MeanRecommendation:
+def recommend_mean(lo: float, hi: float, epsilon: float, n: int) -> Recommendation:
     """Every numeric mechanism's expected half-width of the mean, best pure-epsilon one first."""
     if n < 1:
         raise ValueError(f"n must be a positive number of respondents, got {n!r}")
@@ -76,10 +67,10 @@ def recommend_mean(lo: float, hi: float, epsilon: float, n: int) -> MeanRecommen
     if not width > 0:
         raise ValueError(f"lo must be below hi, got lo={lo!r}, hi={hi!r}")
     candidates = [
-        MeanCandidate(name, Z_95 * width * math.sqrt(variance / n), name in PURE)
+        Candidate(name, {}, Z_95 * width * math.sqrt(variance / n), pure=name in PURE)
         for name, variance in _unit_variances(float(epsilon))
     ]
     order = {name: i for i, name in enumerate(PURE)}
     ranking = sorted(candidates, key=lambda c: (not c.pure, round(c.half_width, 12), order.get(c.mechanism, 99)))
     regime = "one-bit" if epsilon < CROSSOVER_EPSILON else "piecewise"
-    return MeanRecommendation(ranking[0], tuple(ranking), regime)
+    return Recommendation(ranking[0], tuple(ranking), estimator="unbiased", regime=regime)

@@ -48,6 +48,7 @@ from scipy import stats
 
 from ldp.mechanisms.base import InvalidReport, Tally, require_fields, require_int
 from ldp.privacy import check_epsilon
+from ldp.registry import Family
 
 __all__ = [
     "MAX_TOTAL",
@@ -184,9 +185,12 @@ class NumericMechanism(ABC):
     A subclass sets ``grid`` (G) and provides the grid mechanism: ``output_size``, ``decode``,
     ``sample_grid`` (reports for grid points), ``report_weights`` (the exact integer table, for
     enumeration), ``grid_second_moments`` and ``worst_case_log_ratio``.
+
+    Satisfies :class:`ldp.registry.LDPMechanism` (family "mean").
     """
 
     name: ClassVar[str]
+    family: ClassVar[Family] = "mean"
     lo: float
     hi: float
     epsilon: float

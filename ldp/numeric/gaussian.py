@@ -81,7 +81,7 @@ class GaussianMean(NumericMechanism):
     hi: float
     epsilon: float
     delta: float = 1e-5
-    grid: int | None = None
+    grid: int = None  # type: ignore[assignment]  # None: chosen from mu by __post_init__, an int after
     mu: float = field(init=False)
     noise_scale: float = field(init=False, repr=False)
     noise_weights: np.ndarray = field(init=False, repr=False)

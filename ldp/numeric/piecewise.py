@@ -94,7 +94,7 @@ class PiecewiseMean(NumericMechanism):
     lo: float
     hi: float
     epsilon: float
-    grid: int | None = None
+    grid: int = None  # type: ignore[assignment]  # None: chosen from epsilon by __post_init__, an int after
     window: int = field(init=False)
     high: int = field(init=False, repr=False)
     low: int = field(init=False, repr=False)
@@ -180,7 +180,7 @@ class HybridMean(NumericMechanism):
     lo: float
     hi: float
     epsilon: float
-    grid: int | None = None
+    grid: int = None  # type: ignore[assignment]  # None: Piecewise's, from epsilon, set by __post_init__
     piecewise: PiecewiseMean = field(init=False, repr=False)
     duchi: DuchiMean = field(init=False, repr=False)
     branch_weight: int = field(init=False, repr=False)
