@@ -45,12 +45,12 @@ export const MEMO_WORDS = 128;
 
 /** The mechanism names of each family, in ldp's order. */
 export const FAMILIES = Object.freeze({
-  categorical: Object.freeze(["krr", "cms", "dbitflip", "sue", "oue", "olh", "subset", "hadamard", "hcms"]),
-  numeric: Object.freeze(["laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"]),
-  set: Object.freeze(["set-sue", "set-oue", "padding-krr", "padding-olh"]),
+  shares: Object.freeze(["krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip"]),
+  mean: Object.freeze(["laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"]),
+  multi: Object.freeze(["set-sue", "set-oue", "padding-krr", "padding-olh"]),
   text: Object.freeze(["text-cms", "text-hcms", "rappor"]),
 });
-export const CATEGORICAL_MECHANISMS = FAMILIES.categorical;
-export const NUMERIC_MECHANISMS = FAMILIES.numeric;
-export const SET_MECHANISMS = FAMILIES.set;
+export const CATEGORICAL_MECHANISMS = FAMILIES.shares;
+export const NUMERIC_MECHANISMS = FAMILIES.mean;
+export const SET_MECHANISMS = FAMILIES.multi;
 export const TEXT_MECHANISMS = FAMILIES.text;

@@ -7,7 +7,7 @@
  *
  * A question's spec entry is {question, version, spec, memo?, digest?}. The spec's mechanism names
  * its family (constants.js FAMILIES, generated from ldp), and the family names the builder
- * (BUILDERS): option index for the categorical mechanisms, value for the numeric ones, the set
+ * (BUILDERS): option index for the shares family (categorical mechanisms), value for the mean family, the set
  * of checked options for multi-select, the normalized text for free text. A recurring survey's
  * memoized question (a `memo` block: RAPPOR, dBitFlip, 1BitMean) is randomized in two layers
  * (memo.js): the permanent one derived from the device secret per (series, question key,
@@ -45,7 +45,7 @@ import { randomize, uniformInt } from "./randomize.js";
  */
 
 /**
- * The family of a mechanism: "categorical", "numeric", "set" or "text" (constants.js FAMILIES).
+ * The family of a mechanism: "shares", "mean", "multi" or "text" (constants.js FAMILIES, from ldp.registry).
  * @param {string} mechanism
  * @returns {string}
  */
@@ -103,9 +103,9 @@ function textReport(spec, text, random) {
  * @type {Record<string, (spec: any, answer: Answer, random: RandomSource) => any>}
  */
 const BUILDERS = {
-  categorical: (spec, answer, random) => randomize(spec, answer.index, random),
-  numeric: (spec, answer, random) => randomizeNumeric(spec, /** @type {number} */ (answer.value), random),
-  set: (spec, answer, random) => randomizeSet(spec, /** @type {number[]} */ (answer.chosen), random),
+  shares: (spec, answer, random) => randomize(spec, answer.index, random),
+  mean: (spec, answer, random) => randomizeNumeric(spec, /** @type {number} */ (answer.value), random),
+  multi: (spec, answer, random) => randomizeSet(spec, /** @type {number[]} */ (answer.chosen), random),
   text: (spec, answer, random) => textReport(spec, /** @type {string} */ (answer.text), random),
 };
 

@@ -188,18 +188,10 @@ def privacy_table() -> dict[str, dict]:
 
 
 def mechanism_families() -> dict[str, tuple[str, ...]]:
-    """Every ``ldp`` mechanism name, per family (the categorical ones, numeric, multi-select, free text)."""
-    from ldp.mechanisms import MECHANISMS
-    from ldp.multiselect import SET_MECHANISMS
-    from ldp.numeric import NUMERIC_MECHANISMS
-    from ldp.textreports import TEXT_MECHANISMS
+    """Every ``ldp`` mechanism name, per summary family (``ldp.registry.NAMES``: shares, mean, multi, text)."""
+    from ldp import registry
 
-    return {
-        "categorical": tuple(MECHANISMS),
-        "numeric": tuple(NUMERIC_MECHANISMS),
-        "set": tuple(SET_MECHANISMS),
-        "text": tuple(TEXT_MECHANISMS),
-    }
+    return {family: tuple(registry.names(family)) for family in registry.FAMILIES}
 
 
 def bounds() -> dict[str, tuple[str, int | float | str]]:
@@ -251,8 +243,10 @@ def render_constants() -> str:
     ]
     lines += [f"  {family}: Object.freeze({json.dumps(list(names))})," for family, names in families.items()]
     lines += ["});"]
+    # The names the JavaScript modules have always used for each family's list.
+    aliases = {"shares": "CATEGORICAL", "mean": "NUMERIC", "multi": "SET", "text": "TEXT"}
     for family in families:
-        lines += [f"export const {family.upper()}_MECHANISMS = FAMILIES.{family};"]
+        lines += [f"export const {aliases[family]}_MECHANISMS = FAMILIES.{family};"]
     return "\n".join(lines) + "\n"
 
 
