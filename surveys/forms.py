@@ -22,7 +22,6 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
-from surveys import memoization
 from surveys.costs import cost_of
 from surveys.kinds import (
     CATEGORICAL_MECHANISMS,
@@ -43,6 +42,7 @@ from surveys.models import (
     build_mechanism,
     spent_epsilon,
 )
+from surveys.series import memoization
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
@@ -455,8 +455,9 @@ class QuestionForm(forms.Form):
 
         The advisor's lowest expected error for the options (or range), epsilon and the expected n; in a
         recurring survey, among the mechanisms it memoizes across rounds where one is available at this
-        epsilon (:func:`surveys.memoization.memoized_choice`, :func:`~surveys.memoization.memoized_mean`, RAPPOR
-        for a short answer), since any other is randomized afresh and spends its epsilon again every round.
+        epsilon (:func:`surveys.series.memoization.memoized_choice`,
+        :func:`~surveys.series.memoization.memoized_mean`, RAPPOR for a short answer), since any other is
+        randomized afresh and spends its epsilon again every round.
         """
         n, epsilon = self.survey.expected_respondents, data["epsilon"]
         recurring = self.survey.series_id is not None

@@ -6,7 +6,7 @@ options and range, which widget the answer page shows, and how its reports are s
 Everything else (submit, storage, tallies, raw exports) is the same for every kind, because every
 ``ldp`` mechanism has the same report interface: ``parse_report`` validates one report strictly,
 ``tally`` turns reports into integer counts per report cell, and those counts are the sufficient
-statistics kept in the sharded tally cells (:mod:`surveys.tallies`). For a numeric mechanism the
+statistics kept in the sharded tally cells (:mod:`surveys.responding.tallies`). For a numeric mechanism the
 cells count each report index on its output grid; mean and variance are ``counts @ decode`` and
 ``counts @ decode**2`` (:meth:`ldp.numeric.base.NumericMechanism.estimate`), so a numeric
 submission costs the same constant upsert as a choice.

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
-from surveys import actions, rounds
+from surveys import actions
 from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms import (
@@ -37,7 +37,8 @@ from surveys.forms import (
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
-from surveys.ratelimits import rate_limited
+from surveys.responding.ratelimits import rate_limited
+from surveys.series import rounds
 
 BUILDER = "surveys/survey_detail.html"
 
@@ -57,7 +58,7 @@ class Card:
     """A recurring survey's question without reports of its own whose randomization another round's
     reports froze (:meth:`surveys.models.Question.randomization_frozen`)."""
     rounds_adding_up: int = 0
-    """A recurring survey's question that is not memoized (:func:`surveys.rounds.question_memoized`): the
+    """A recurring survey's question that is not memoized (:func:`surveys.series.rounds.question_memoized`): the
     series' number of rounds so far, over which its epsilon adds up for whoever answers each; else 0."""
 
     @property

@@ -30,15 +30,16 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ldp.advisor import Z_95
 from ldp.crosstab import JointEstimate, declared_joint
-from surveys import charts, crosstabs, integrity, rounds, tallies, trends
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
 from surveys.forms import CandidatesForm
 from surveys.kinds import family, kind_of, linear_summary
 from surveys.models import Question, Report, Survey, asked_jointly
-from surveys.ratelimits import rate_limited
 from surveys.replica import reads_results
-from surveys.results import (
+from surveys.responding import tallies
+from surveys.responding.ratelimits import rate_limited
+from surveys.results import charts, crosstabs, integrity, trends
+from surveys.results.estimates import (
     BAND_CHOICES,
     CACHE_SECONDS,
     ESTIMATE_KINDS,
@@ -47,6 +48,7 @@ from surveys.results import (
     randomization_digest,
     synthetic,
 )
+from surveys.series import rounds
 
 DASHBOARD = "surveys/results.html"
 #: Part of every results page's ETag: bump when the pages' templates change what they show.
@@ -192,7 +194,7 @@ def text_card(result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
 
 
 def bars_chart(result: QuestionResult, name: str, labels: list[str], columns: list[Any], *parts: str) -> str:
-    """:func:`surveys.charts.estimate_bars` of (share, low, high) per label, drawn once per
+    """:func:`surveys.results.charts.estimate_bars` of (share, low, high) per label, drawn once per
     (randomization, tally, ``parts``, labels, language)."""
     material = [randomization_digest(result.randomization), result.digest, *parts, _digest(json.dumps(labels))]
     key = f"murmur:{name}:{charts.CHART_VERSION}:" + ":".join([*material, get_language()])
@@ -356,7 +358,7 @@ def dashboard_context(
 
 
 def trends_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
-    """A recurring survey's trends (:mod:`surveys.trends`): per question a chart of every round's
+    """A recurring survey's trends (:mod:`surveys.results.trends`): per question a chart of every round's
     estimate with its 95 % interval, and the difference between two rounds (``?from=a&to=b``; by
     default the last two rounds with estimates)."""
     series = rounds.rounds_of(survey)
@@ -1059,7 +1061,7 @@ def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
 
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
-    survey's memoized reports (:data:`surveys.memoization.MEMO_LAYERS`), empty for one-layer reports."""
+    survey's memoized reports (:data:`surveys.series.memoization.MEMO_LAYERS`), empty for one-layer reports."""
     records = []
     questions = list(survey.questions.select_related("matrix"))
     matrices = matrix_fields(questions)

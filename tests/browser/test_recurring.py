@@ -15,8 +15,9 @@ from django.urls import reverse
 
 from ldp.memo import memoized_one_bit, memoized_prr
 from ldp.text import normalize_text
-from surveys import actions, rounds
+from surveys import actions
 from surveys.models import Report, Survey
+from surveys.series import rounds
 from tests.base import (
     PASSWORD,
     make_number_question,

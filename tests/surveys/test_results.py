@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import Report
-from surveys.results import ADJUSTMENT_LABELS, MIN_REPORTS, SurveyState
+from surveys.results.estimates import ADJUSTMENT_LABELS, MIN_REPORTS, SurveyState
 from tests.base import make_question, make_reports, make_survey, stored_tally
 
 SHARES = [0.5, 0.3, 0.2]

@@ -55,8 +55,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
-from surveys.memoization import MEMO_LAYERS, memoizes
 from surveys.models import DEFAULT_MEMO_GAMMA, Question, Randomization, Series, Survey
+from surveys.series.memoization import MEMO_LAYERS, memoizes
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Which questions of a recurring survey are memoized, and what "Automatic" picks for them.
 
-Split from :mod:`surveys.rounds` so that the question form and the cost panel
+Split from :mod:`surveys.series.rounds` so that the question form and the cost panel
 (:mod:`surveys.forms`, :mod:`surveys.costs`) ask it without importing the rounds machinery, which
 itself builds question forms (no import circle)."""
 
