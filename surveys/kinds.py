@@ -13,7 +13,7 @@ submission costs the same constant upsert as a choice.
 
 A randomization's *summary* follows its mechanism's family (:func:`family`): categorical
 mechanisms give shares, numeric ones a mean; the dashboard draws each with
-``templates/surveys/kinds/<family>_result.html`` (``surveys.views.results.SUMMARY_CARDS``). A
+``templates/surveys/kinds/<family>_result.html`` (``surveys.results.cards.SUMMARY_CARDS``). A
 rating question may use either: the organizer picks which (``Question.rating_estimate``) and
 :func:`recommend_rating_estimate` advises. A number question gives its mean, or with histogram
 ``bins`` the shares of equal-width ranges through a categorical mechanism. A short-answer (free

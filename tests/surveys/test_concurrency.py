@@ -23,7 +23,7 @@ from surveys.models import HourlyResponses, Report, Submission
 from surveys.responding import writes
 from surveys.responding.submissions import new_token
 from surveys.results.estimates import SurveyState
-from surveys.views.results import estimate_rows
+from surveys.results.exports import estimate_rows
 from tests.base import make_question, make_survey, make_user, stored_tally, tally_of_reports
 
 THREADS = 32

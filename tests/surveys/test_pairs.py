@@ -329,8 +329,8 @@ def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered
     # Reading the tally again could take in reports that arrived since: the card's cells would then
     # not match its n, and its chart would be cached under the older tally's digest.
     from surveys.responding import tallies
+    from surveys.results import cards
     from surveys.results.estimates import SurveyState
-    from surveys.views import results
 
     survey, _fruit, _weekend, pair = answered
     (result,) = SurveyState.read(survey).results(pair)
@@ -339,7 +339,7 @@ def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered
         raise AssertionError("the pair's tally was read again")
 
     monkeypatch.setattr(tallies, "read_tallies", refuse)
-    view = results.result_view(result, "consistent")
+    view = cards.result_view(result, "consistent")
     expected = estimate_from_reports(pair)
     assert view["rows"][1]["cells"][1]["unbiased"] == pytest.approx(expected.cells[1, 1], abs=1e-12)
 
