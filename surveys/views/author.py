@@ -24,16 +24,11 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from surveys import actions
 from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
-from surveys.forms import (
-    DEFAULT_EPSILON_CAP,
-    MatrixEditForm,
-    MatrixForm,
-    PairForm,
-    QuestionForm,
-    SignUpForm,
-    SurveyForm,
-    question_cost,
-)
+from surveys.forms.accounts import SignUpForm
+from surveys.forms.matrix import MatrixEditForm, MatrixForm
+from surveys.forms.pair import PairForm
+from surveys.forms.question import QuestionForm, question_cost
+from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
@@ -494,7 +489,7 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 def recommended_form(data: QueryDict, survey: Survey, question: Question | None) -> QuestionForm:
     """The posted form with the advisor's mechanism for its options, epsilon and expected n (in a recurring
-    survey, among the memoized ones: :meth:`surveys.forms.QuestionForm.advised`)."""
+    survey, among the memoized ones: :meth:`surveys.forms.question.QuestionForm.advised`)."""
     probe = QuestionForm(data, survey=survey, question=question)
     if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
         return probe

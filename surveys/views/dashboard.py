@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
-from surveys.forms import CandidatesForm
+from surveys.forms.candidates import CandidatesForm
 from surveys.kinds import family
 from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from surveys.access import get_survey_for_owner
 from surveys.accounts import may_publish
-from surveys.forms import InvitationEmailsForm, InvitationLinksForm
+from surveys.forms.invitations import InvitationEmailsForm, InvitationLinksForm
 from surveys.models import Survey
 from surveys.responding import invitations
 
