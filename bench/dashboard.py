@@ -50,8 +50,9 @@ def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
     from django.db import connection, transaction
     from django.test import Client
 
-    from surveys import actions, tallies
+    from surveys import actions
     from surveys.models import Survey
+    from surveys.responding import tallies
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
@@ -150,7 +151,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     survey_id, question_ids, cookie = build(args.responses)
     from surveys.models import Survey
-    from surveys.results import tally_signature
+    from surveys.results.estimates import tally_signature
 
     survey = Survey.objects.get(pk=survey_id)
     survey.public_results = True

@@ -126,7 +126,7 @@ def main() -> None:
         elapsed = time.perf_counter() - started
 
     from surveys.models import Randomization, Report, Submission
-    from surveys.tallies import read_tallies
+    from surveys.responding.tallies import read_tallies
 
     accepted = sum(1 for status, _, _ in results if status == 201)
     latencies = [1000 * seconds for status, seconds, _ in results if status == 201]

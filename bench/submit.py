@@ -106,7 +106,7 @@ def build(questions: int) -> str:
 def write_bodies(slug: str, count: int, seed: int, path: Path) -> None:
     """``count`` valid submissions to the survey, one JSON body a line, each with its own token."""
     from surveys.models import Survey
-    from surveys.submissions import new_token
+    from surveys.responding.submissions import new_token
 
     survey = Survey.objects.get(slug=slug)
     rng = np.random.default_rng(seed)
@@ -146,7 +146,7 @@ def check_exact(slug: str) -> dict[str, int]:
     from django.db.models import Count
 
     from surveys.models import Randomization, Report, Submission, Survey
-    from surveys.tallies import read_tallies
+    from surveys.responding.tallies import read_tallies
 
     survey = Survey.objects.get(slug=slug)
     randomizations = list(Randomization.objects.filter(question__survey=survey))

@@ -198,7 +198,7 @@ CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 # several app servers, one Redis: CACHE_URL=redis://127.0.0.1:6379/0 (REDIS_URL is read too).
 CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://"))}
 
-# Rate limits per client (surveys/ratelimits.py), counted in the cache above: a keyed hash of the
+# Rate limits per client (surveys/responding/ratelimits.py), counted in the cache above: a keyed hash of the
 # client's address, kept only for its window. RATE_LIMITS=false turns them all off (benchmarks).
 RATE_LIMITS_ENABLED = envbool("RATE_LIMITS", "true")
 RATE_LIMITS = {

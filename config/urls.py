@@ -6,10 +6,10 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
 from surveys.accounts import LocalizedPasswordResetForm
-from surveys.ratelimits import login_throttled, rate_limited
+from surveys.responding.ratelimits import login_throttled, rate_limited
 
 urlpatterns = [
-    # Both log-in forms pause after repeated wrong passwords (surveys/ratelimits.py); these patterns
+    # Both log-in forms pause after repeated wrong passwords (surveys/responding/ratelimits.py); these patterns
     # come before the admin's and auth's own, which they replace.
     path("admin/login/", login_throttled(admin.site.login)),
     path("admin/", admin.site.urls),

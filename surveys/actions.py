@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from surveys import accounts, invitations
+from surveys import accounts
 from surveys.models import (
     DEFAULT_MEMO_GAMMA,
     Matrix,
@@ -20,6 +20,7 @@ from surveys.models import (
     asked_jointly,
     spent_epsilon,
 )
+from surveys.responding import invitations
 
 
 class LifecycleError(Exception):
@@ -217,7 +218,7 @@ def sync_randomization(question: Question) -> Randomization:
 
     Call inside a transaction. A new version retires the one in force, which must have no reports:
     it is locked ``FOR UPDATE`` first, which waits for every submission in flight to it (they hold
-    ``FOR KEY SHARE``, see :data:`surveys.writes.SUBMIT_SQL`), and the reports are
+    ``FOR KEY SHARE``, see :data:`surveys.responding.writes.SUBMIT_SQL`), and the reports are
     counted only then, so a report accepted a moment ago refuses the edit instead of being stranded
     under a retired version.
     """
@@ -254,7 +255,7 @@ def copy_survey(survey: Survey, *, same_series: bool, **fields: Any) -> Survey:
 
     Every concrete field but :data:`SURVEY_FIELDS_NOT_COPIED` is copied, so question kinds added
     later are copied too, then ``fields`` override. With ``same_series`` the questions keep their id
-    in the series (a next round, :mod:`surveys.rounds`); otherwise they start their own. The copy
+    in the series (a next round, :mod:`surveys.series.rounds`); otherwise they start their own. The copy
     gets a new share link; its questions get their randomizations when it opens. Call inside a
     transaction.
     """

@@ -11,4 +11,5 @@ class SurveysConfig(AppConfig):
     def ready(self) -> None:
         # Connects the login-failure counters and the mail language to django.contrib.auth's
         # signals; registers the deployment checks.
-        from surveys import accounts, checks, ratelimits  # noqa: F401
+        from surveys import accounts, checks  # noqa: F401
+        from surveys.responding import ratelimits  # noqa: F401

@@ -117,10 +117,10 @@ class QuestionCost(PrivacyStatement):
         return str(ADVISOR_WHY) % values
 
     def _recurring_why(self, best: dict[str, Any]) -> str:
-        """In a recurring survey: the memoized pick (:func:`surveys.memoization.memoized_choice`) beside the
+        """In a recurring survey: the memoized pick (:func:`surveys.series.memoization.memoized_choice`) beside the
         narrowest band, or why none is memoized at this epsilon."""
-        from surveys.memoization import memoized_choice
         from surveys.models import Question
+        from surveys.series.memoization import memoized_choice
 
         memoized = memoized_choice(self.k, self.epsilon, self.n)
         if memoized is None:
@@ -205,8 +205,8 @@ class MeanCost(PrivacyStatement):
 
     @cached_property
     def memoized(self) -> Any:
-        """In a recurring survey, the memoized pick (:func:`surveys.memoization.memoized_mean`), else None."""
-        from surveys.memoization import memoized_mean
+        """In a recurring survey, the memoized pick (:func:`surveys.series.memoization.memoized_mean`), else None."""
+        from surveys.series.memoization import memoized_mean
 
         if not self.recurring:
             return None

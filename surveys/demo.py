@@ -23,7 +23,7 @@ from ldp.text import normalize_text
 from ldp.textreports import make_text_mechanism
 from surveys import actions
 from surveys.models import Report, Survey
-from surveys.writes import add_to_tally, record_submissions
+from surveys.responding.writes import add_to_tally, record_submissions
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "murmur-demo"

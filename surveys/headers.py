@@ -6,7 +6,7 @@ script or style at all: the answer page's JavaScript does the privacy-critical r
 no injected markup may run code or restyle it. Templates therefore carry no ``<script>`` body,
 ``style=`` or ``on*=`` attribute; data for scripts travels in ``json_script`` blocks and
 ``data-*`` attributes, htmx is told not to inject its indicator styles or evaluate code, and
-charts' SVG uses presentation attributes (surveys/charts.py). ``tests/browser`` fails on any CSP
+charts' SVG uses presentation attributes (surveys/results/charts.py). ``tests/browser`` fails on any CSP
 violation the browser reports.
 """
 

@@ -6,14 +6,14 @@ options and range, which widget the answer page shows, and how its reports are s
 Everything else (submit, storage, tallies, raw exports) is the same for every kind, because every
 ``ldp`` mechanism has the same report interface: ``parse_report`` validates one report strictly,
 ``tally`` turns reports into integer counts per report cell, and those counts are the sufficient
-statistics kept in the sharded tally cells (:mod:`surveys.tallies`). For a numeric mechanism the
+statistics kept in the sharded tally cells (:mod:`surveys.responding.tallies`). For a numeric mechanism the
 cells count each report index on its output grid; mean and variance are ``counts @ decode`` and
 ``counts @ decode**2`` (:meth:`ldp.numeric.base.NumericMechanism.estimate`), so a numeric
 submission costs the same constant upsert as a choice.
 
 A randomization's *summary* follows its mechanism's family (:func:`family`): categorical
 mechanisms give shares, numeric ones a mean; the dashboard draws each with
-``templates/surveys/kinds/<family>_result.html`` (``surveys.views.results.SUMMARY_CARDS``). A
+``templates/surveys/kinds/<family>_result.html`` (``surveys.results.cards.SUMMARY_CARDS``). A
 rating question may use either: the organizer picks which (``Question.rating_estimate``) and
 :func:`recommend_rating_estimate` advises. A number question gives its mean, or with histogram
 ``bins`` the shares of equal-width ranges through a categorical mechanism. A short-answer (free

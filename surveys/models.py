@@ -108,7 +108,7 @@ class Series(models.Model):
 
     Each round is a survey of its own (own share link, reports, tallies and results) whose questions
     are copies of the previous round's with the same frozen randomization, so estimates are
-    comparable across rounds (:mod:`surveys.rounds`). ``key`` is public: respondents' browsers key
+    comparable across rounds (:mod:`surveys.series.rounds`). ``key`` is public: respondents' browsers key
     the permanent layer of memoized reports by (series key, question memo key, true value).
     """
 
@@ -376,7 +376,7 @@ class Randomization(models.Model):
     Respondents' browsers randomize with the client spec of a randomization and send its
     version back with each report; a report is stored against the randomization it names.
     A question has at most one randomization in force; editing its parameters *retires* it (under
-    a row lock that every submission to it shares, see ``surveys.submissions``), and a retired
+    a row lock that every submission to it shares, see ``surveys.responding.submissions``), and a retired
     randomization accepts no more reports.
     """
 
@@ -388,7 +388,7 @@ class Randomization(models.Model):
     params = models.JSONField(default=dict)
     memo_gamma = models.FloatField(null=True, blank=True)
     """In a recurring survey, the flip probability of the memoized layer of dBitFlip and 1BitMean
-    (``surveys.rounds``): stored with the parameters when the randomization is created (or the
+    (``surveys.series.rounds``): stored with the parameters when the randomization is created (or the
     survey becomes recurring), sent in the memo block, never changed, so a later default cannot
     reinterpret a round's reports. None: not memoized."""
     retired = models.BooleanField(default=False)
@@ -499,7 +499,7 @@ class TallyCell(models.Model):
 class Invitation(models.Model):
     """A single-use invitation to answer a survey, kept so that it can never identify an answer.
 
-    Only a keyed hash of the link's token is stored (``surveys.invitations.token_hash``), with a
+    Only a keyed hash of the link's token is stored (``surveys.responding.invitations.token_hash``), with a
     used flag. Nothing links an invitation to the submission it made: no shared id, no foreign key,
     and no time finer than the hour it was created. The address is kept only while reminders may
     still be sent (it is what a reminder goes to) and forgotten when the survey closes.

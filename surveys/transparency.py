@@ -20,13 +20,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from surveys.models import Question, Randomization, Survey
-from surveys.rounds import memo_block
-from surveys.submissions import randomizations_in_force
+from surveys.responding.submissions import randomizations_in_force
+from surveys.series.rounds import memo_block
 
 
 def spec_entry(question: Question, randomization: Randomization, survey: Survey | None = None) -> dict[str, Any]:
     """One question's entry as the answer page sends it to the browser (with its memo block in a
-    recurring survey: :func:`surveys.rounds.memo_block`)."""
+    recurring survey: :func:`surveys.series.rounds.memo_block`)."""
     entry = {
         "question": question.pk,
         "version": randomization.version,

@@ -2,7 +2,20 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
-from surveys.views import accounts, author, home, invitations, ledger, preview, respond, results, rounds, transparency
+from surveys.views import (
+    accounts,
+    author,
+    crosstab,
+    dashboard,
+    exports,
+    home,
+    invitations,
+    ledger,
+    preview,
+    respond,
+    rounds,
+    transparency,
+)
 
 
 class ExportFormat:
@@ -49,28 +62,28 @@ urlpatterns = [
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/move/", author.matrix_move, name="matrix_move"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/edit/", author.matrix_edit, name="matrix_edit"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/delete/", author.matrix_delete, name="matrix_delete"),
-    path("surveys/<int:survey_id>/results/", results.survey_results, name="survey_results"),
-    path("surveys/<int:survey_id>/results/crosstab/", results.survey_crosstab, name="survey_crosstab"),
-    path("surveys/<int:survey_id>/export/crosstab.json", results.export_crosstab, name="export_crosstab"),
-    path("surveys/<int:survey_id>/results/<int:question_id>/", results.question_results, name="question_results"),
+    path("surveys/<int:survey_id>/results/", dashboard.survey_results, name="survey_results"),
+    path("surveys/<int:survey_id>/results/crosstab/", crosstab.survey_crosstab, name="survey_crosstab"),
+    path("surveys/<int:survey_id>/export/crosstab.json", crosstab.export_crosstab, name="export_crosstab"),
+    path("surveys/<int:survey_id>/results/<int:question_id>/", dashboard.question_results, name="question_results"),
     path(
         "surveys/<int:survey_id>/results/<int:question_id>/candidates/",
-        results.question_candidates,
+        dashboard.question_candidates,
         name="question_candidates",
     ),
     path(
         "surveys/<int:survey_id>/export/estimates.<format:fmt>",
-        results.export_estimates,
+        exports.export_estimates,
         name="export_estimates",
     ),
-    path("surveys/<int:survey_id>/export/reports.<format:fmt>", results.export_reports, name="export_reports"),
+    path("surveys/<int:survey_id>/export/reports.<format:fmt>", exports.export_reports, name="export_reports"),
     path(
         "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
-        results.export_synthetic,
+        exports.export_synthetic,
         name="export_synthetic",
     ),
-    path("r/<str:slug>/", results.public_results, name="public_results"),
-    path("r/<str:slug>/crosstab/", results.public_crosstab, name="public_crosstab"),
+    path("r/<str:slug>/", dashboard.public_results, name="public_results"),
+    path("r/<str:slug>/crosstab/", crosstab.public_crosstab, name="public_crosstab"),
     path("s/<str:slug>/", respond.respond, name="respond"),
     path("s/<str:slug>/submit/", respond.submit, name="submit"),
     path("s/<str:slug>/transparency/", transparency.transparency, name="transparency"),

@@ -12,8 +12,8 @@ from django.db import transaction
 import ldp
 from surveys import actions
 from surveys.models import Question, Randomization, Report, Survey
-from surveys.tallies import read_tallies
-from surveys.writes import add_to_tally, record_submissions
+from surveys.responding.tallies import read_tallies
+from surveys.responding.writes import add_to_tally, record_submissions
 
 PASSWORD = "correct horse battery staple"
 

@@ -14,7 +14,7 @@ def _empty_cache():
     """Each test starts with an empty cache: databases reuse ids across rolled-back tests."""
     from django.core.cache import cache
 
-    from surveys.submissions import _IN_FORCE, _SURVEYS
+    from surveys.responding.submissions import _IN_FORCE, _SURVEYS
 
     cache.clear()
     _IN_FORCE.clear()

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from surveys import accounts
-from surveys.ratelimits import rate_limited
+from surveys.responding.ratelimits import rate_limited
 
 
 @require_GET

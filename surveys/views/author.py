@@ -21,23 +21,19 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
-from surveys import actions, rounds
+from surveys import actions
 from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
-from surveys.forms import (
-    DEFAULT_EPSILON_CAP,
-    MatrixEditForm,
-    MatrixForm,
-    PairForm,
-    QuestionForm,
-    SignUpForm,
-    SurveyForm,
-    question_cost,
-)
+from surveys.forms.accounts import SignUpForm
+from surveys.forms.matrix import MatrixEditForm, MatrixForm
+from surveys.forms.pair import PairForm
+from surveys.forms.question import QuestionForm, question_cost
+from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
-from surveys.ratelimits import rate_limited
+from surveys.responding.ratelimits import rate_limited
+from surveys.series import rounds
 
 BUILDER = "surveys/survey_detail.html"
 
@@ -57,7 +53,7 @@ class Card:
     """A recurring survey's question without reports of its own whose randomization another round's
     reports froze (:meth:`surveys.models.Question.randomization_frozen`)."""
     rounds_adding_up: int = 0
-    """A recurring survey's question that is not memoized (:func:`surveys.rounds.question_memoized`): the
+    """A recurring survey's question that is not memoized (:func:`surveys.series.rounds.question_memoized`): the
     series' number of rounds so far, over which its epsilon adds up for whoever answers each; else 0."""
 
     @property
@@ -493,7 +489,7 @@ def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 def recommended_form(data: QueryDict, survey: Survey, question: Question | None) -> QuestionForm:
     """The posted form with the advisor's mechanism for its options, epsilon and expected n (in a recurring
-    survey, among the memoized ones: :meth:`surveys.forms.QuestionForm.advised`)."""
+    survey, among the memoized ones: :meth:`surveys.forms.question.QuestionForm.advised`)."""
     probe = QuestionForm(data, survey=survey, question=question)
     if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
         return probe

@@ -1,7 +1,7 @@
 """Organizers' invitation page: single-use links made or mailed, counts, reminders.
 
 Only the owner reaches it (``surveys.access``). New links are shown in the response that made
-them and never again: the server keeps only their keyed hashes (``surveys.invitations``).
+them and never again: the server keeps only their keyed hashes (``surveys.responding.invitations``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
-from surveys import invitations
 from surveys.access import get_survey_for_owner
 from surveys.accounts import may_publish
-from surveys.forms import InvitationEmailsForm, InvitationLinksForm
+from surveys.forms.invitations import InvitationEmailsForm, InvitationLinksForm
 from surveys.models import Survey
+from surveys.responding import invitations
 
 PAGE = "surveys/invitations.html"
 

@@ -19,8 +19,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys.access import get_survey_for_owner
 from surveys.models import Randomization, Survey, asked_jointly
-from surveys.receipts import receipt_rows
-from surveys.submissions import InForce, SubmissionError, parse_items
+from surveys.responding.receipts import receipt_rows
+from surveys.responding.submissions import InForce, SubmissionError, parse_items
 from surveys.views.respond import assemble_items, read_json_body, specs_context
 
 #: The version a preview's unsaved randomizations carry (real versions start at 1).

@@ -20,22 +20,23 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from surveys import actions, rounds
+from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.costs import cost_of
 from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey, asked_jointly
-from surveys.ratelimits import SUBMIT_WAIT, rate_limited
-from surveys.receipts import receipt_rows
-from surveys.submissions import (
+from surveys.responding.ratelimits import SUBMIT_WAIT, rate_limited
+from surveys.responding.receipts import receipt_rows
+from surveys.responding.submissions import (
     SubmissionError,
     new_token,
     parse_submission,
     randomizations_in_force,
     survey_for_submission,
 )
+from surveys.responding.writes import do_submit
+from surveys.series import rounds
 from surveys.transparency import spec_digest
-from surveys.writes import do_submit
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
 RESPONDED_SALT = "murmur.responded"
@@ -52,7 +53,8 @@ class AnswerItem:
     privacy: Any
     """The privacy figures the page shows (:func:`surveys.costs.cost_of`)."""
     memo: dict[str, Any] | None = None
-    """A recurring survey's memoized question: its spec entry's ``memo`` block (:func:`surveys.rounds.memo_block`)."""
+    """A recurring survey's memoized question: its spec entry's ``memo`` block
+    (:func:`surveys.series.rounds.memo_block`)."""
     epsilon_infinity: float | None = None
     """Memoized: the longitudinal bound, the permanent layer's epsilon over any number of rounds."""
     number: int = 0

@@ -13,9 +13,9 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from surveys import rounds
 from surveys.access import get_survey_for_owner
 from surveys.actions import LifecycleError
+from surveys.series import rounds
 
 
 @login_required

@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from surveys.access import get_survey_by_share_slug
-from surveys.rounds import permanent_epsilon, rounds_of
+from surveys.series.rounds import permanent_epsilon, rounds_of
 from surveys.transparency import survey_record
 
 

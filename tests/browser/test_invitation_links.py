@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import reverse
 
-from surveys import invitations
 from surveys.models import Invitation, Submission
+from surveys.responding import invitations
 from tests.base import make_open_survey, make_user
 
 

@@ -12,8 +12,9 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from surveys import actions, rounds
+from surveys import actions
 from surveys.models import Question
+from surveys.series import rounds
 from tests.base import make_question, make_survey, make_user
 
 #: Makes the flip transparent: every uniform draw from 32-bit words is 1/2, never below gamma, so each

@@ -15,8 +15,9 @@ from django.urls import reverse
 
 from ldp.memo import memoized_one_bit, memoized_prr
 from ldp.text import normalize_text
-from surveys import actions, rounds
+from surveys import actions
 from surveys.models import Report, Survey
+from surveys.series import rounds
 from tests.base import (
     PASSWORD,
     make_number_question,
@@ -291,7 +292,7 @@ def test_two_rounds_share_the_permanent_layer_and_nothing_secret_leaves_the_brow
 def test_a_dbitflip_pair_is_memoized_across_rounds_like_a_dbitflip_question(live_server, page, db):
     # The answer page promises a dBitFlip pair's longitudinal bound (its spec entry carries the memo
     # block), so the joint answer's buckets and bits must come from the device secret in every round.
-    from surveys.forms import PairForm
+    from surveys.forms.pair import PairForm
 
     survey = make_survey(make_user("jun"), title="Pairs each week")
     fruit = make_question(survey, text="Fruit?", options=["Apple", "Banana", "Cherry"], epsilon=1.0)

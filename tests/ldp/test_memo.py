@@ -183,7 +183,8 @@ MEMO_DBITFLIPS = {
 
 
 def memoized_bit_probabilities(served: DBitFlip, gamma: float) -> tuple[float, float]:
-    """(p1, p0) of the memoized bits, as the app sets them (surveys/rounds.py): p = (p' - gamma) / (1 - 2 gamma)."""
+    """(p1, p0) of the memoized bits, as the app sets them (surveys/series/rounds.py):
+    p = (p' - gamma) / (1 - 2 gamma)."""
     return tuple((p - gamma) / (1 - 2 * gamma) for p in (served.true_bit_probability, served.other_bit_probability))
 
 
@@ -213,7 +214,7 @@ def memoized_dbitflip_table(served: DBitFlip, gamma: float, layer: str) -> np.nd
 def test_two_memoized_dbitflip_rounds_enumerated_attain_their_epsilons(served, gamma):
     # The bounds the app states: each round spends the served spec's epsilon; all rounds together
     # epsilon_inf, the memoized bits' dBitFlip epsilon 2 ln(p1 / (1 - p1)) (ln when d = 1;
-    # surveys.rounds.permanent_epsilon). Two rounds of one answer spend exactly
+    # surveys.series.rounds.permanent_epsilon). Two rounds of one answer spend exactly
     # dbitflip_epsilon_after_rounds(2): more than one round, less than epsilon_inf unless gamma = 0.
     p1, _ = memoized_bit_probabilities(served, gamma)
     epsilon_inf = (1 if served.d == 1 else 2) * math.log(p1 / (1 - p1))

@@ -31,7 +31,7 @@ def test_admin_is_for_staff_only(client, organizer):
 
 
 def test_the_demo_short_answer_finds_its_frequent_texts(db):
-    from surveys.results import SurveyState
+    from surveys.results.estimates import SurveyState
 
     call_command("load_demo")
     for title in (DEMO_TITLE, KOREAN.title):
@@ -49,7 +49,7 @@ def test_the_demo_multi_select_shares_are_near_the_simulated_truth(db):
     import math
 
     from surveys.demo import MULTI_SHARES
-    from surveys.results import SurveyState
+    from surveys.results.estimates import SurveyState
 
     truth = [0.0] * 5
     for picked in itertools.product((0, 1), repeat=5):

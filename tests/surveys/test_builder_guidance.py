@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from surveys.forms import DEFAULT_EPSILON_CAP, SurveyForm
+from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from tests.base import make_open_survey, make_question, make_reports, make_survey
 
 

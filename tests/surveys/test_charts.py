@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from surveys.charts import crosstab_heatmap, estimate_bars, matrix_bars, responses_over_time
+from surveys.results.charts import crosstab_heatmap, estimate_bars, matrix_bars, responses_over_time
 
 
 def test_estimate_bars_are_scalable_svg_with_the_option_labels():

@@ -18,11 +18,12 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from surveys import actions, writes
+from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission
-from surveys.results import SurveyState
-from surveys.submissions import new_token
-from surveys.views.results import estimate_rows
+from surveys.responding import writes
+from surveys.responding.submissions import new_token
+from surveys.results.estimates import SurveyState
+from surveys.results.exports import estimate_rows
 from tests.base import make_question, make_survey, make_user, stored_tally, tally_of_reports
 
 THREADS = 32

@@ -11,9 +11,10 @@ from django.urls import reverse
 
 import ldp
 from ldp.crosstab import PairTally, pair_tally, posthoc_estimate
-from surveys import actions, crosstabs
+from surveys import actions
 from surveys.models import Report
-from surveys.results import SurveyState
+from surveys.results import crosstabs
+from surveys.results.estimates import SurveyState
 from tests.base import make_joint_reports, make_number_question, make_question, make_survey
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}

@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import Report
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from surveys.views.respond import answer_items
 from tests.base import make_question, make_survey, stored_tally
 

@@ -16,7 +16,7 @@ from ldp.textreports import make_text_mechanism
 from surveys import actions
 from surveys.kinds import family, kind_of
 from surveys.models import Question, Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from tests.base import (
     make_question,
     make_survey,

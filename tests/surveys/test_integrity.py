@@ -14,7 +14,7 @@ from ldp import integrity
 from ldp.experiments import poisoning
 from surveys import actions
 from surveys.models import Report
-from surveys.writes import add_to_tally, record_submissions
+from surveys.responding.writes import add_to_tally, record_submissions
 from tests.base import make_question, make_reports, make_survey, stored_tally
 
 OPTIONS = ["Alpha", "Bravo", "Charlie", "Delta"]

@@ -13,8 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from surveys import actions, invitations
+from surveys import actions
 from surveys.models import Invitation, Report, Submission
+from surveys.responding import invitations
 from tests.base import make_open_survey
 from tests.surveys.test_storage import submission_body, survey_with
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from surveys import actions
-from surveys.writes import record_submissions
+from surveys.responding.writes import record_submissions
 from tests.base import make_question, make_reports, make_survey
 
 

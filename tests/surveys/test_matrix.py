@@ -14,7 +14,7 @@ from django.urls import reverse
 import ldp
 from surveys import actions
 from surveys.models import Matrix, Question, Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from tests.base import make_question, make_reports, make_survey
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -211,7 +211,7 @@ def test_the_builder_speaks_korean_about_matrices(organizer_client, with_matrix)
 
 
 def test_the_next_round_of_a_recurring_survey_has_its_own_matrix(with_matrix):
-    from surveys import rounds
+    from surveys.series import rounds
 
     survey, matrix = with_matrix
     actions.do_open_survey(survey)

@@ -11,8 +11,9 @@ import math
 import pytest
 from django.apps import apps
 
-from surveys import actions, rounds
+from surveys import actions
 from surveys.models import DEFAULT_MEMO_GAMMA, Randomization
+from surveys.series import rounds
 from tests.base import make_number_question, make_question, make_reports, make_survey
 
 

@@ -16,7 +16,7 @@ from ldp.multiselect import SET_MECHANISMS, make_set_mechanism, recommend_multis
 from surveys import actions
 from surveys.kinds import family, kind_of
 from surveys.models import Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from tests.base import make_multi_question, make_question, make_set_reports, make_survey, stored_tally, tally_of_reports
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}

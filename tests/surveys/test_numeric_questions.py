@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import Question, Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from tests.base import make_number_question, make_question, make_reports, make_survey, stored_tally
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}

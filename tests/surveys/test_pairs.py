@@ -13,8 +13,8 @@ import ldp
 from ldp.crosstab import declared_estimate, encode_pair, expected_errors
 from surveys import actions
 from surveys.models import Question, Randomization, Report, Submission
-from surveys.results import SurveyState
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
+from surveys.results.estimates import SurveyState
 from tests.base import make_number_question, make_question, make_reports, make_survey
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -287,7 +287,7 @@ def test_a_copy_of_the_survey_pairs_the_copies_of_its_questions(paired):
 
 
 def test_the_next_round_of_a_recurring_survey_pairs_its_own_questions(paired):
-    from surveys import rounds
+    from surveys.series import rounds
 
     survey, _fruit, _weekend, _pair = open_with_pair(paired)
     rounds.do_make_recurring(survey, "manual")
@@ -328,9 +328,9 @@ def test_a_paired_questions_results_page_points_to_the_pair(organizer_client, an
 def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered, monkeypatch):
     # Reading the tally again could take in reports that arrived since: the card's cells would then
     # not match its n, and its chart would be cached under the older tally's digest.
-    from surveys import tallies
-    from surveys.results import SurveyState
-    from surveys.views import results
+    from surveys.responding import tallies
+    from surveys.results import cards
+    from surveys.results.estimates import SurveyState
 
     survey, _fruit, _weekend, pair = answered
     (result,) = SurveyState.read(survey).results(pair)
@@ -339,7 +339,7 @@ def test_the_pairs_card_is_made_from_the_tally_its_result_was_read_with(answered
         raise AssertionError("the pair's tally was read again")
 
     monkeypatch.setattr(tallies, "read_tallies", refuse)
-    view = results.result_view(result, "consistent")
+    view = cards.result_view(result, "consistent")
     expected = estimate_from_reports(pair)
     assert view["rows"][1]["cells"][1]["unbiased"] == pytest.approx(expected.cells[1, 1], abs=1e-12)
 

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 import ldp
-from surveys import invitations
 from surveys.models import Invitation, Question, Randomization, Report, Submission, Survey, TallyCell
+from surveys.responding import invitations
 from tests.base import make_open_survey, make_question, make_reports, make_survey
 
 

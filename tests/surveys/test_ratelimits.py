@@ -21,8 +21,8 @@ from django.urls import reverse
 from config.env import envrates
 from surveys import actions
 from surveys.models import Submission
-from surveys.ratelimits import client_address, hit
-from surveys.submissions import new_token
+from surveys.responding.ratelimits import client_address, hit
+from surveys.responding.submissions import new_token
 from tests.base import PASSWORD, make_question, make_survey, make_user
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}

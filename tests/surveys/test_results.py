@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import Report
-from surveys.results import ADJUSTMENT_LABELS, MIN_REPORTS, SurveyState
+from surveys.results.estimates import ADJUSTMENT_LABELS, MIN_REPORTS, SurveyState
 from tests.base import make_question, make_reports, make_survey, stored_tally
 
 SHARES = [0.5, 0.3, 0.2]
@@ -143,7 +143,7 @@ class TestLive:
         # A page's signature must never run ahead of its data, or the next poll would answer 204
         # forever over a stale page: both come from one read of the tallies, so a submission
         # that commits while the page is being built is shown by the next poll.
-        from surveys.views import results as views
+        from surveys.views import dashboard as views
 
         question = survey.questions.first()
         url = (

@@ -16,9 +16,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from ldp.text import normalize_text
-from surveys import actions, memoization, rounds
+from surveys import actions
 from surveys.models import Report, Series, Submission, Survey, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
+from surveys.series import memoization, rounds
 from surveys.transparency import survey_record
 from tests.base import (
     make_multi_question,
@@ -208,7 +209,7 @@ def test_the_dashboard_shows_trends_and_the_difference_of_two_rounds(organizer_c
 
 
 def rounds_trends(made):
-    from surveys.trends import series_trends
+    from surveys.results.trends import series_trends
 
     return series_trends(made)
 

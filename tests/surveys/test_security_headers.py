@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 
 from config.env import envemail
-from surveys.charts import estimate_bars
+from surveys.results.charts import estimate_bars
 from tests.base import make_open_survey
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from config.env import envcache
-from surveys import actions, charts
+from surveys import actions
 from surveys.models import Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
+from surveys.results import charts
 from tests.base import make_question, make_reports, make_survey, stored_tally, tally_of_reports
 
 MECHANISMS = [

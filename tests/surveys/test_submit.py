@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission, TallyCell
-from surveys.submissions import new_token
+from surveys.responding.submissions import new_token
 from tests.base import make_question, make_survey, stored_tally
 
 
@@ -266,7 +266,7 @@ def test_a_submission_stores_nothing_that_identifies_the_respondent(client, surv
 
 
 def test_a_failure_while_writing_rolls_everything_back(client, survey, monkeypatch):
-    from surveys import writes
+    from surveys.responding import writes
 
     # Two reports with one id: the second report's insert fails after the submission row was
     # written (and, on PostgreSQL, inside the one statement that also writes the tallies).

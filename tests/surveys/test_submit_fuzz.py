@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission, TallyCell
-from surveys.submissions import TOKEN_SALT, new_token
+from surveys.responding.submissions import TOKEN_SALT, new_token
 from tests.base import make_number_question, make_question, make_survey
 
 QUICK_CASES = 300

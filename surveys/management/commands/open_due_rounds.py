@@ -1,7 +1,7 @@
 """Open the due rounds of every weekly or monthly recurring survey.
 
 Rounds also open lazily, when anyone visits one of the series' pages after the due time
-(:mod:`surveys.rounds`); run this hourly from cron so that a round opens on time even when nobody
+(:mod:`surveys.series.rounds`); run this hourly from cron so that a round opens on time even when nobody
 visits, e.g. ``0 * * * * cd /srv/murmur && .venv/bin/python manage.py open_due_rounds``.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from surveys.rounds import open_due_rounds
+from surveys.series.rounds import open_due_rounds
 
 
 class Command(BaseCommand):

@@ -55,8 +55,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
-from surveys.memoization import MEMO_LAYERS, memoizes
 from surveys.models import DEFAULT_MEMO_GAMMA, Question, Randomization, Series, Survey
+from surveys.series.memoization import MEMO_LAYERS, memoizes
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +181,12 @@ def do_make_recurring(survey: Survey, recurrence: str, now: datetime | None = No
 def readvise_automatic(survey: Survey) -> list[Question]:
     """Choose again, now that the survey recurs, for its questions left on "Automatic" whose
     randomization is not frozen: "Automatic" then picks among the memoized mechanisms
-    (:meth:`surveys.forms.QuestionForm.advised`). A question with reports (in any round) keeps its
+    (:meth:`surveys.forms.question.QuestionForm.advised`). A question with reports (in any round) keeps its
     randomization, as does one whose saved form no longer validates. Returns the questions changed.
     Call inside a transaction.
     """
     from surveys.actions import do_update_question
-    from surveys.forms import QuestionForm, initial_from_question
+    from surveys.forms.question import QuestionForm, initial_from_question
 
     changed = []
     for question in survey.questions.filter(mechanism_chosen_automatically=True):

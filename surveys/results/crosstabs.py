@@ -36,7 +36,7 @@ from ldp.estimates import Interval
 from ldp.mechanisms import Mechanism
 from surveys.costs import respondents_for
 from surveys.models import Question, Randomization, Report
-from surveys.results import CACHE_SECONDS, ESTIMATES_VERSION, MIN_REPORTS, SurveyState, randomization_digest
+from surveys.results.estimates import CACHE_SECONDS, ESTIMATES_VERSION, MIN_REPORTS, SurveyState, randomization_digest
 
 #: The two questions' reports, joined on their submission and counted per pair of packed values.
 PAIRS_SQL = """

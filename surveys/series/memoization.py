@@ -1,7 +1,7 @@
 """Which questions of a recurring survey are memoized, and what "Automatic" picks for them.
 
-Split from :mod:`surveys.rounds` so that the question form and the cost panel
-(:mod:`surveys.forms`, :mod:`surveys.costs`) ask it without importing the rounds machinery, which
+Split from :mod:`surveys.series.rounds` so that the question form and the cost panel
+(:mod:`surveys.forms.question`, :mod:`surveys.costs`) ask it without importing the rounds machinery, which
 itself builds question forms (no import circle)."""
 
 from __future__ import annotations

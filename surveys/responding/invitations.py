@@ -3,7 +3,7 @@
 An invitation link is the survey's share link with a random token in its *fragment*
 (``/s/<slug>/#invite=<token>``): browsers never send a fragment to the server, so the token appears
 in no access log. The answer page's script reads it and sends it with the submission, whose write
-(``surveys.writes``) marks the invitation used in the same statement that stores the reports. The
+(``surveys.responding.writes``) marks the invitation used in the same statement that stores the reports. The
 server keeps only ``token_hash(token)`` — an HMAC keyed by the site's secret — and a used flag: a
 database leak reveals no working link, and nothing ties an invitation to the submission it made.
 

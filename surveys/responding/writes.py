@@ -19,9 +19,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
-from surveys import tallies
 from surveys.models import Invitation, Randomization, Report, Submission, Survey, hour_now, random_id
-from surveys.submissions import ParsedReport, SubmissionError
+from surveys.responding import tallies
+from surveys.responding.submissions import ParsedReport, SubmissionError
 
 
 def do_submit(
@@ -32,7 +32,7 @@ def do_submit(
     ``survey`` may be a cached copy (:func:`survey_for_submission`): whether it is open, whether this
     browser may answer again (``responded``: it carries the "already responded" cookie) and its
     response limit are judged afresh inside the write. ``invitation`` is the keyed hash of the
-    invitation token sent with the submission (``surveys.invitations``): the write marks it used,
+    invitation token sent with the submission (``surveys.responding.invitations``): the write marks it used,
     and refuses the submission if it is unknown or used, or if the survey is invitation-only and
     none came. PostgreSQL: one statement
     (:data:`SUBMIT_SQL`), which is its own transaction, unless the survey has a response limit.

@@ -19,7 +19,7 @@ from ldp.mechanisms import KRandomizedResponse
 from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding
 from ldp.numeric import NumericMechanism
 from ldp.textreports import TextReports
-from surveys.submissions import ParsedReport
+from surveys.responding.submissions import ParsedReport
 from surveys.templatetags.murmur import percent
 
 

@@ -1,17 +1,11 @@
-"""Forms validate; views and actions assign."""
+"""A question's form: its text, options or range, epsilon and mechanism (or Automatic), checked
+against the survey's cap and the parameters frozen by reports."""
 
 from __future__ import annotations
 
-import copy
-import operator
 from typing import Any
 
 from django import forms
-from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import UserCreationForm
-from django.core.validators import validate_email
-from django.utils import timezone
-from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
 import ldp
@@ -22,45 +16,20 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.textreports import make_text_mechanism
-from surveys import memoization
 from surveys.costs import cost_of
-from surveys.kinds import (
-    CATEGORICAL_MECHANISMS,
-    MADE_ELSEWHERE,
-    KindError,
-    clean_candidates,
-    clean_option_lines,
-    kind_of,
-)
-from surveys.models import (
-    MAX_OPTIONS,
-    MIN_OPTIONS,
-    Matrix,
-    Question,
-    Report,
-    Survey,
-    asked_jointly,
-    build_mechanism,
-    spent_epsilon,
-)
+from surveys.forms import interpolate_lazy
+from surveys.kinds import MADE_ELSEWHERE, KindError, clean_candidates, kind_of
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, build_mechanism, spent_epsilon
+from surveys.series import memoization
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
 AUTOMATIC = "auto"
 MAX_HASH_COUNT = 1024
 MAX_SKETCH_WIDTH = 4096
-#: A cap larger than this could not be spent: 64 questions x the largest epsilon is far less.
-MAX_EPSILON_CAP = 1000.0
-#: A new survey's total-ε cap. Above it a respondent's answers are barely protected: with ε = 5 a
-#: report is up to e^5 ≈ 148 times likelier under one answer than another.
-DEFAULT_EPSILON_CAP = 5.0
 #: "Automatic" for a short-answer question: Apple's Count Mean Sketch over the hashed text, which at
 #: the usual budgets (ε from 1 to 4) gives a smaller error per report than its one-bit Hadamard variant.
 DEFAULT_TEXT_MECHANISM = "text-cms"
-
-#: ``_("...%(x)s") % values`` on a lazy string translates at import time, in the default language;
-#: this defers the whole interpolation to when the text is shown.
-interpolate_lazy = lazy(operator.mod, str)
 
 AUTOMATIC_HELP = _(
     # xgettext:no-python-format ("95 %" is a percentage, not a placeholder)
@@ -79,127 +48,6 @@ def explain_automatic(form: forms.Form, survey: Survey) -> None:
     """Say in the mechanism field's help what "Automatic" picks in a recurring survey."""
     if survey.series_id is not None:
         form.fields["mechanism"].help_text = AUTOMATIC_HELP_RECURRING
-
-
-class SignUpForm(UserCreationForm):
-    """A username, a password and an email address (required, one account per address): password
-    resets and the address check before a first survey opens need it."""
-
-    email = forms.EmailField(
-        label=_("Email address"),
-        help_text=_("We send a link to confirm it; you can open surveys once it is confirmed."),
-    )
-
-    class Meta(UserCreationForm.Meta):
-        fields = ("username", "email")
-
-    def clean_email(self) -> str:
-        email = self.cleaned_data["email"]
-        if get_user_model().objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError(_("An account with this email address already exists."))
-        return email
-
-
-class SurveyForm(forms.ModelForm):
-    class Meta:
-        model = Survey
-        fields = [
-            "title",
-            "description",
-            "expected_respondents",
-            "epsilon_cap",
-            "closes_at",
-            "response_limit",
-            "allow_repeat_responses",
-            "invite_only",
-            "public_results",
-        ]
-        widgets = {
-            "description": forms.Textarea(attrs={"rows": 3}),
-            "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
-        }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance.pk is None:
-            self.fields["epsilon_cap"].initial = DEFAULT_EPSILON_CAP
-        self.fields["epsilon_cap"].help_text = interpolate_lazy(
-            _(
-                "The most ε one respondent may spend on the whole survey. New surveys start at %(cap)s: "
-                "beyond that, randomization protects each answer only weakly. Raise it only knowingly; "
-                "empty means no cap."
-            ),
-            {"cap": DEFAULT_EPSILON_CAP},
-        )
-        # Django reads and shows the date in the active zone (surveys.timezones): say which.
-        self.fields["closes_at"].help_text = _("In your time zone, %(zone)s. Empty: open until you close it.") % {
-            "zone": timezone.get_current_timezone_name()
-        }
-
-    def clean_expected_respondents(self) -> int:
-        value = self.cleaned_data["expected_respondents"]
-        if value < 1:
-            raise forms.ValidationError(_("Expect at least one respondent."))
-        return value
-
-    def clean_epsilon_cap(self) -> float | None:
-        cap = self.cleaned_data["epsilon_cap"]
-        if cap is None:
-            return None
-        if not EPSILON_MIN <= cap <= MAX_EPSILON_CAP:
-            raise forms.ValidationError(
-                _("The cap must lie between %(low)s and %(high)s.") % {"low": EPSILON_MIN, "high": MAX_EPSILON_CAP}
-            )
-        if self.instance.pk and cap < self.instance.total_epsilon - 1e-9:
-            raise forms.ValidationError(
-                _("The questions already spend epsilon = %(total)s; lower their budgets first.")
-                % {"total": f"{self.instance.total_epsilon:g}"}
-            )
-        return cap
-
-
-#: Most invitations made or mailed in one request.
-MAX_INVITATIONS = 5000
-
-
-class InvitationLinksForm(forms.Form):
-    count = forms.IntegerField(
-        label=_("Number of links"),
-        min_value=1,
-        max_value=MAX_INVITATIONS,
-        initial=10,
-        help_text=_("Each link accepts exactly one response. Links are shown once: copy them before leaving the page."),
-    )
-
-
-class InvitationEmailsForm(forms.Form):
-    emails = forms.CharField(
-        label=_("Email addresses"),
-        widget=forms.Textarea(attrs={"rows": 5}),
-        help_text=_("One address per line (or separated by commas). Each is mailed its own link, once."),
-    )
-
-    def clean_emails(self) -> list[str]:
-        raw = self.cleaned_data["emails"].replace(",", "\n").replace(";", "\n").split()
-        addresses = sorted({a.strip().lower() for a in raw if a.strip()})
-        invalid = [a for a in addresses if not _valid_email(a)]
-        if invalid:
-            raise forms.ValidationError(
-                _("These are not email addresses: %(addresses)s") % {"addresses": ", ".join(invalid[:10])}
-            )
-        if not addresses:
-            raise forms.ValidationError(_("Enter at least one email address."))
-        if len(addresses) > MAX_INVITATIONS:
-            raise forms.ValidationError(_("At most %(count)s addresses at a time.") % {"count": MAX_INVITATIONS})
-        return addresses
-
-
-def _valid_email(address: str) -> bool:
-    try:
-        validate_email(address)
-    except forms.ValidationError:
-        return False
-    return True
 
 
 class QuestionForm(forms.Form):
@@ -455,8 +303,9 @@ class QuestionForm(forms.Form):
 
         The advisor's lowest expected error for the options (or range), epsilon and the expected n; in a
         recurring survey, among the mechanisms it memoizes across rounds where one is available at this
-        epsilon (:func:`surveys.memoization.memoized_choice`, :func:`~surveys.memoization.memoized_mean`, RAPPOR
-        for a short answer), since any other is randomized afresh and spends its epsilon again every round.
+        epsilon (:func:`surveys.series.memoization.memoized_choice`,
+        :func:`~surveys.series.memoization.memoized_mean`, RAPPOR for a short answer), since any other is
+        randomized afresh and spends its epsilon again every round.
         """
         n, epsilon = self.survey.expected_respondents, data["epsilon"]
         recurring = self.survey.series_id is not None
@@ -570,230 +419,6 @@ class QuestionForm(forms.Form):
                     "them, but not move them."
                 ),
             )
-
-
-#: Most rows of one matrix.
-MAX_MATRIX_ITEMS = 30
-
-
-class MatrixForm(forms.Form):
-    """A matrix block: a title, its items (rows) and their shared options, one epsilon per item.
-
-    Every item becomes its own choice question with the same epsilon and mechanism (each is then
-    edited on its own, like any question); the block spends the items' epsilons in sum, and that
-    sum must fit under the survey's cap.
-    """
-
-    title = forms.CharField(label=_("Title"), max_length=500)
-    items_text = forms.CharField(
-        label=_("Items (rows)"),
-        widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=interpolate_lazy(_("One item per line, 2 to %(high)s items."), {"high": MAX_MATRIX_ITEMS}),
-    )
-    options_text = QuestionForm.base_fields["options_text"]
-    epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
-    epsilon.label = _("Privacy budget ε of each item")
-    epsilon.help_text = _(
-        "Each row is randomized on its own with this ε; the block spends the sum. Edit a row to change its own."
-    )
-    mechanism = QuestionForm.base_fields["mechanism"]
-
-    def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
-        self.survey = survey
-        super().__init__(*args, **kwargs)
-        explain_automatic(self, survey)
-
-    def clean_items_text(self) -> list[str]:
-        items = [line.strip() for line in self.cleaned_data["items_text"].splitlines() if line.strip()]
-        if not 2 <= len(items) <= MAX_MATRIX_ITEMS:
-            raise forms.ValidationError(
-                _("Give between 2 and %(high)s items; you gave %(count)s.")
-                % {"high": MAX_MATRIX_ITEMS, "count": len(items)}
-            )
-        if len({item.casefold() for item in items}) != len(items):
-            raise forms.ValidationError(_("Each item may appear only once."))
-        if any(len(item) > 500 for item in items):
-            raise forms.ValidationError(_("Items are at most 500 characters long."))
-        return items
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        if self.errors:
-            return data
-        # One item's question form validates the options and the mechanism for all: they are the same.
-        probe = QuestionForm(
-            {
-                "text": data["items_text"][0],
-                "kind": Question.Kind.SINGLE_CHOICE,
-                "options_text": self.data.get("options_text", ""),
-                "epsilon": data["epsilon"],
-                "mechanism": data["mechanism"],
-            },
-            survey=self.survey,
-        )
-        if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
-            for field, errors in probe.errors.items():
-                for error in errors:
-                    self.add_error(field if field in self.fields else None, error)
-            return data
-        cleaned = probe.cleaned_data
-        items = data["items_text"]
-        data["items"] = [{**cleaned, "text": item, "kind": Question.Kind.MATRIX} for item in items]
-        data["cost"] = cleaned["cost"]
-        data["total_epsilon"] = data["epsilon"] * len(items)
-        cap, spent = self.survey.epsilon_cap, self.survey.total_epsilon
-        if cap is not None and spent + data["total_epsilon"] > cap + 1e-9:
-            self.add_error(
-                "epsilon",
-                _("These %(count)s items would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
-                % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
-            )
-        return data
-
-
-class MatrixEditForm(forms.Form):
-    """A matrix's title and the wording of its shared options (their number stays: it is each item's k)."""
-
-    title = forms.CharField(label=_("Title"), max_length=500)
-    options_text = forms.CharField(label=_("Options"), widget=forms.Textarea(attrs={"rows": 4}))
-
-    def __init__(self, *args: Any, matrix: Matrix, **kwargs: Any) -> None:
-        self.matrix = matrix
-        first = matrix.items.order_by("position", "id").first()
-        self.k = first.k if first is not None else 0
-        self.current = list(first.options) if first is not None else []
-        kwargs.setdefault("initial", {"title": matrix.title, "options_text": "\n".join(first.options if first else [])})
-        kwargs.setdefault("prefix", f"matrix-{matrix.pk}")  # several matrices' forms on one page
-        super().__init__(*args, **kwargs)
-
-    def clean_options_text(self) -> list[str]:
-        lines = [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
-        try:
-            options = clean_option_lines(lines)
-        except KindError as error:
-            raise forms.ValidationError(error.message) from None
-        if len(options) != self.k:
-            raise forms.ValidationError(
-                _(
-                    "Keep the %(k)s options: each item is randomized over that many. Reword them here; "
-                    "for another number of options, delete the matrix and add it again."
-                )
-                % {"k": self.k}
-            )
-        reordered = options != self.current and sorted(options) == sorted(self.current)
-        if reordered and Report.objects.filter(question__matrix=self.matrix).exists():
-            # As a question's: reports are kept by option position, so moving the same labels would
-            # silently swap what every item's reports mean.
-            raise forms.ValidationError(
-                _(
-                    "This matrix already has reports, so its options keep their order; you may reword them, "
-                    "but not move them."
-                )
-            )
-        return options
-
-
-class PairForm(forms.Form):
-    """Declare two choice questions a pair asked jointly: one randomized answer over their k1 k2
-    combinations, with one epsilon (and mechanism) that replaces the two questions' own budgets.
-
-    Either question may be single choice, yes/no, a rating's shares or a number's histogram, not yet
-    answered, not a matrix item and not in another pair; k1 k2 is at most MAX_OPTIONS.
-    """
-
-    first = forms.TypedChoiceField(label=_("First question (rows)"), coerce=int)
-    second = forms.TypedChoiceField(label=_("Second question (columns)"), coerce=int)
-    epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
-    epsilon.label = _("Privacy budget ε of the pair")
-    epsilon.help_text = _("Spent once for both answers, instead of the two questions' own ε.")
-    mechanism = QuestionForm.base_fields["mechanism"]
-
-    def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
-        self.survey = survey
-        super().__init__(*args, **kwargs)
-        explain_automatic(self, survey)
-        self.eligible = pairable(survey)
-        choices = [("", "—"), *((q.pk, q.text) for q in self.eligible)]
-        self.fields["first"].choices = self.fields["second"].choices = choices
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        if self.errors:
-            return data
-        by_id = {q.pk: q for q in self.eligible}
-        first, second = data["first_question"], data["second_question"] = by_id[data["first"]], by_id[data["second"]]
-        if first.pk == second.pk:
-            self.add_error("second", _("Choose two different questions."))
-            return data
-        cells = first.k * second.k
-        if cells > MAX_OPTIONS:
-            self.add_error(
-                "second",
-                _("A pair has at most %(high)s combinations of answers; these two have %(count)s.")
-                % {"high": MAX_OPTIONS, "count": cells},
-            )
-            return data
-        # The mechanism over the k1 k2 combinations is checked as a choice question's would be.
-        probe = QuestionForm(
-            {
-                "text": "pair",
-                "kind": Question.Kind.SINGLE_CHOICE,
-                "options_text": "\n".join(str(i) for i in range(cells)),
-                "epsilon": data["epsilon"],
-                "mechanism": data["mechanism"],
-            },
-            survey=self.survey,
-        )
-        probe.is_valid()  # the probe's own budget check counts the two questions too: the pair's is below
-        if "built" not in getattr(probe, "cleaned_data", {}):
-            for field, errors in probe.errors.items():
-                for error in errors:
-                    self.add_error(field if field in self.fields and field != "epsilon" else None, error)
-            return data
-        data["pair"] = {**probe.cleaned_data, "text": f"{first.text} × {second.text}"[:500]}
-        cap = self.survey.epsilon_cap
-        total = self.survey.total_epsilon - first.epsilon - second.epsilon + data["epsilon"]
-        if cap is not None and total > cap + 1e-9:
-            self.add_error(
-                "epsilon",
-                _("This would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
-                % {"total": f"{total:g}", "cap": f"{cap:g}"},
-            )
-        return data
-
-
-def pairable(survey: Survey) -> list[Question]:
-    """The survey's questions that may be declared a pair: choice reports over their options, no
-    reports yet, not matrix items, not pairs and not already in one."""
-    questions = list(survey.questions.all())
-    members = asked_jointly(questions)
-    return [
-        q
-        for q in questions
-        if q.kind not in MADE_ELSEWHERE
-        and q.pk not in members
-        and q.mechanism in CATEGORICAL_MECHANISMS
-        and q.k >= MIN_OPTIONS
-        and not q.has_reports()
-    ]
-
-
-class CandidatesForm(forms.Form):
-    """The candidate answers of a short-answer question, edited on its results page at any time."""
-
-    candidates_text = forms.CharField(
-        label=_("Candidate answers"),
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 5}),
-        help_text=_("One per line. Each is normalized as the browsers normalize answers, then counted."),
-    )
-
-    def clean_candidates_text(self) -> list[str]:
-        lines = [line for line in self.cleaned_data["candidates_text"].splitlines() if line.strip()]
-        try:
-            return clean_candidates(lines)
-        except KindError as error:
-            raise forms.ValidationError(error.message) from None
 
 
 MECHANISM_FITS = {

@@ -1,7 +1,7 @@
 """Stored reports -> ldp estimates, for the dashboard and the exports.
 
 Results are computed from each randomization's tally, summed over its shards in the database
-(``surveys.tallies``), never by scanning reports: a question's results cost O(cells x shards).
+(``surveys.responding.tallies``), never by scanning reports: a question's results cost O(cells x shards).
 Every randomization that holds reports is shown, so no accepted report is ever left out; the
 estimates of a (randomization, tally) pair are computed once and then served from Django's cache
 (:func:`cached_estimates`), keyed by the tally's digest, which changes with every new report.
@@ -27,10 +27,11 @@ from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding, SharesEstimate
 from ldp.multiselect.advisor import reference_variance
 from ldp.numeric import MeanEstimate, NumericMechanism, modips
 from ldp.textreports import CandidateCounts, TextReports
-from surveys import integrity, tallies
 from surveys.costs import respondents_for
 from surveys.kinds import family
 from surveys.models import Question, Randomization, Survey
+from surveys.responding import tallies
+from surveys.results import integrity
 
 EstimateKind = Literal["consistent", "unbiased"]
 ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
@@ -82,7 +83,7 @@ class QuestionResult:
     earlier: bool = False
     """Reports of an earlier version of the question's randomization (shown beside the newest)."""
     integrity: integrity.IntegrityCheck | None = None
-    """The manipulation check of these reports (:mod:`surveys.integrity`)."""
+    """The manipulation check of these reports (:mod:`surveys.results.integrity`)."""
     mean: MeanEstimate | None = None
     """Numeric mechanisms: the unbiased mean with its standard error (shares are then None)."""
     joint: Interval | None = None

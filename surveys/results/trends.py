@@ -1,6 +1,6 @@
 """Trends of a recurring survey: each question's estimate round by round, and round differences.
 
-Every round is estimated from its own tally (:class:`surveys.results.SurveyState`) with the
+Every round is estimated from its own tally (:class:`surveys.results.estimates.SurveyState`) with the
 unbiased estimator and its analytic standard error, so a round's 95 % interval is the estimate
 ± 1.96 standard errors (the dashboard's "unbiased" band). Questions are matched across rounds by
 their id in the series (:attr:`~surveys.models.Question.memo_key`).
@@ -21,7 +21,7 @@ import numpy as np
 import ldp
 from ldp.advisor import Z_95
 from surveys.models import Question, Survey
-from surveys.results import QuestionResult, SurveyState, cached_text_query
+from surveys.results.estimates import QuestionResult, SurveyState, cached_text_query
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ Each report is validated by its mechanism (``ldp``'s ``parse_report``) against t
 frozen randomization. Skipped questions simply have no report. Everything is stored in one
 transaction, with the tallies, or nothing is.
 
-Parsing touches nothing; :mod:`surveys.writes` stores a parsed submission in a constant number of
+Parsing touches nothing; :mod:`surveys.responding.writes` stores a parsed submission in a constant number of
 statements (one on PostgreSQL). The survey and its randomizations in force are cached per process
 as hints only: the write re-checks everything that decides whether a submission is taken.
 """
@@ -28,9 +28,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
 from ldp.mechanisms import InvalidReport
-from surveys import invitations
 from surveys.access import get_survey_by_share_slug
 from surveys.models import Question, Randomization, Survey
+from surveys.responding import invitations
 
 TOKEN_SALT = "murmur.submission-token"
 TOKEN_MAX_AGE = 7 * 24 * 3600
@@ -122,7 +122,7 @@ def parse_json(body: bytes) -> Any:
 class ParsedSubmission:
     nonce: str
     reports: list[ParsedReport]
-    #: The keyed hash of the invitation token sent, if any (``surveys.invitations.token_hash``).
+    #: The keyed hash of the invitation token sent, if any (``surveys.responding.invitations.token_hash``).
     invitation: bytes | None = None
 
 

@@ -1,0 +1,134 @@
+"""A matrix block: its items and shared options, added at once and reworded later."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from surveys.forms import interpolate_lazy
+from surveys.forms.question import QuestionForm, explain_automatic
+from surveys.kinds import KindError, clean_option_lines
+from surveys.models import Matrix, Question, Report, Survey
+
+#: Most rows of one matrix.
+MAX_MATRIX_ITEMS = 30
+
+
+class MatrixForm(forms.Form):
+    """A matrix block: a title, its items (rows) and their shared options, one epsilon per item.
+
+    Every item becomes its own choice question with the same epsilon and mechanism (each is then
+    edited on its own, like any question); the block spends the items' epsilons in sum, and that
+    sum must fit under the survey's cap.
+    """
+
+    title = forms.CharField(label=_("Title"), max_length=500)
+    items_text = forms.CharField(
+        label=_("Items (rows)"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=interpolate_lazy(_("One item per line, 2 to %(high)s items."), {"high": MAX_MATRIX_ITEMS}),
+    )
+    options_text = QuestionForm.base_fields["options_text"]
+    epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
+    epsilon.label = _("Privacy budget ε of each item")
+    epsilon.help_text = _(
+        "Each row is randomized on its own with this ε; the block spends the sum. Edit a row to change its own."
+    )
+    mechanism = QuestionForm.base_fields["mechanism"]
+
+    def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
+        self.survey = survey
+        super().__init__(*args, **kwargs)
+        explain_automatic(self, survey)
+
+    def clean_items_text(self) -> list[str]:
+        items = [line.strip() for line in self.cleaned_data["items_text"].splitlines() if line.strip()]
+        if not 2 <= len(items) <= MAX_MATRIX_ITEMS:
+            raise forms.ValidationError(
+                _("Give between 2 and %(high)s items; you gave %(count)s.")
+                % {"high": MAX_MATRIX_ITEMS, "count": len(items)}
+            )
+        if len({item.casefold() for item in items}) != len(items):
+            raise forms.ValidationError(_("Each item may appear only once."))
+        if any(len(item) > 500 for item in items):
+            raise forms.ValidationError(_("Items are at most 500 characters long."))
+        return items
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        # One item's question form validates the options and the mechanism for all: they are the same.
+        probe = QuestionForm(
+            {
+                "text": data["items_text"][0],
+                "kind": Question.Kind.SINGLE_CHOICE,
+                "options_text": self.data.get("options_text", ""),
+                "epsilon": data["epsilon"],
+                "mechanism": data["mechanism"],
+            },
+            survey=self.survey,
+        )
+        if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
+            for field, errors in probe.errors.items():
+                for error in errors:
+                    self.add_error(field if field in self.fields else None, error)
+            return data
+        cleaned = probe.cleaned_data
+        items = data["items_text"]
+        data["items"] = [{**cleaned, "text": item, "kind": Question.Kind.MATRIX} for item in items]
+        data["cost"] = cleaned["cost"]
+        data["total_epsilon"] = data["epsilon"] * len(items)
+        cap, spent = self.survey.epsilon_cap, self.survey.total_epsilon
+        if cap is not None and spent + data["total_epsilon"] > cap + 1e-9:
+            self.add_error(
+                "epsilon",
+                _("These %(count)s items would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
+                % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
+            )
+        return data
+
+
+class MatrixEditForm(forms.Form):
+    """A matrix's title and the wording of its shared options (their number stays: it is each item's k)."""
+
+    title = forms.CharField(label=_("Title"), max_length=500)
+    options_text = forms.CharField(label=_("Options"), widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, *args: Any, matrix: Matrix, **kwargs: Any) -> None:
+        self.matrix = matrix
+        first = matrix.items.order_by("position", "id").first()
+        self.k = first.k if first is not None else 0
+        self.current = list(first.options) if first is not None else []
+        kwargs.setdefault("initial", {"title": matrix.title, "options_text": "\n".join(first.options if first else [])})
+        kwargs.setdefault("prefix", f"matrix-{matrix.pk}")  # several matrices' forms on one page
+        super().__init__(*args, **kwargs)
+
+    def clean_options_text(self) -> list[str]:
+        lines = [line.strip() for line in self.cleaned_data["options_text"].splitlines() if line.strip()]
+        try:
+            options = clean_option_lines(lines)
+        except KindError as error:
+            raise forms.ValidationError(error.message) from None
+        if len(options) != self.k:
+            raise forms.ValidationError(
+                _(
+                    "Keep the %(k)s options: each item is randomized over that many. Reword them here; "
+                    "for another number of options, delete the matrix and add it again."
+                )
+                % {"k": self.k}
+            )
+        reordered = options != self.current and sorted(options) == sorted(self.current)
+        if reordered and Report.objects.filter(question__matrix=self.matrix).exists():
+            # As a question's: reports are kept by option position, so moving the same labels would
+            # silently swap what every item's reports mean.
+            raise forms.ValidationError(
+                _(
+                    "This matrix already has reports, so its options keep their order; you may reword them, "
+                    "but not move them."
+                )
+            )
+        return options

@@ -1,0 +1,500 @@
+"""What the exports hold, as data: estimate rows, sufficient statistics, randomizations and reports.
+
+The views in :mod:`surveys.views.exports` and :mod:`surveys.views.crosstab` write these out as CSV
+or JSON; nothing here builds a response.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from surveys.kinds import family
+from surveys.models import Question, Report, Survey
+from surveys.results import crosstabs, integrity
+from surveys.results.cards import (
+    candidate_rows,
+    declared_crosstab,
+    linear_summaries,
+    mean_count,
+    multi_option_rows,
+    summary_card,
+)
+from surveys.results.estimates import QuestionResult, SurveyState
+from surveys.series import rounds
+
+
+def crosstab_record(crosstab: crosstabs.Crosstab) -> dict[str, Any]:
+    """The export of one cross-tab: how each question was randomized, the pair table, and the estimate."""
+
+    def question(q: Question, r: Any) -> dict[str, Any]:
+        spec = {"version": r.version, "mechanism": r.mechanism, "k": r.k, "epsilon": r.epsilon, "params": r.params}
+        return {"question_id": q.pk, "question": q.text, "kind": q.kind, "options": q.options, **spec}
+
+    record: dict[str, Any] = {
+        "method": "post-hoc",
+        "level": 0.95,
+        "first": question(crosstab.first, crosstab.first_randomization),
+        "second": question(crosstab.second, crosstab.second_randomization),
+        "n": crosstab.n,
+        "pair_table": crosstab.tally.table.tolist(),
+        "enough": crosstab.enough,
+        "expected_half_width": crosstab.expected_half_width,
+    }
+    estimate = crosstab.estimate
+    if estimate is not None:
+        conditional = estimate.conditional("first")
+        joint_conditional = estimate.conditional("first", simultaneous=True)
+        record |= {
+            "unbiased": estimate.cells.tolist(),
+            "consistent": estimate.consistent_cells.tolist(),
+            "standard_error": estimate.standard_errors.tolist(),
+            "low": estimate.bands.low.tolist(),
+            "high": estimate.bands.high.tolist(),
+            "simultaneous_low": estimate.simultaneous.low.tolist(),
+            "simultaneous_high": estimate.simultaneous.high.tolist(),
+            "conditional_on_first": _finite(conditional.shares),
+            "conditional_low": _finite(conditional.bands.low),
+            "conditional_high": _finite(conditional.bands.high),
+            "conditional_simultaneous_low": _finite(joint_conditional.bands.low),
+            "conditional_simultaneous_high": _finite(joint_conditional.bands.high),
+            "conditional_noisy": conditional.noisy.tolist(),
+        }
+    return record
+
+
+def _finite(values: np.ndarray) -> list[list[float | None]]:
+    """NaN (an undefined conditional row) as null, which JSON can carry."""
+    return [[None if np.isnan(v) else float(v) for v in row] for row in values]
+
+
+#: A matrix item's block: its id and title, and the item's place in it (0 for the first item).
+MATRIX_FIELDS = ("matrix_id", "matrix_title", "matrix_item_index")
+
+
+def matrix_fields(questions: list[Question]) -> dict[int, dict[str, Any]]:
+    """Per matrix item (by question id), :data:`MATRIX_FIELDS`; ``questions`` in the survey's order.
+
+    A block's items stand together in that order, so an item's place is its count among its block's.
+    """
+    fields: dict[int, dict[str, Any]] = {}
+    counts: dict[int, int] = {}
+    for question in questions:
+        if question.matrix_id is not None:
+            assert question.matrix is not None
+            index = counts[question.matrix_id] = counts.get(question.matrix_id, -1) + 1
+            fields[question.pk] = dict(
+                zip(MATRIX_FIELDS, (question.matrix_id, question.matrix.title, index), strict=True)
+            )
+    return fields
+
+
+ESTIMATE_COLUMNS = [
+    "round",
+    "question_id",
+    "question",
+    "kind",
+    "version",
+    "mechanism",
+    "k",
+    "epsilon",
+    "params",
+    "n",
+    "option_index",
+    "option",
+    "raw_count",
+    "unbiased",
+    "standard_error",
+    "unbiased_low",
+    "unbiased_high",
+    "consistent",
+    "consistent_low",
+    "consistent_high",
+    "consistent_method",
+    "enough",
+    "expected_half_width",
+    "reports_needed",
+    "unbiased_band",
+    "consistent_band",
+    *integrity.EXPORT_FIELDS,
+    "statistic",
+    "p_value",
+    "found",
+    "found_by",
+    *MATRIX_FIELDS,
+]
+
+#: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
+BAND_KINDS = {
+    "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
+    "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.estimates.unified_interval)
+}
+
+
+def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
+    """One row per question version and option (or summary) with reports: the page's numbers, and more.
+
+    ``enough`` is the page's own verdict (:attr:`QuestionResult.enough`): where it is false the page
+    withholds the estimate as noise, and the export says so beside the numbers. ``statistic`` says
+    what a row estimates: an option's ``share``, a ``mean`` (numeric mechanisms, and ratings' shares
+    summarized), or a rating's ``nps``.
+    """
+    state = SurveyState.read(survey)
+    matrices = matrix_fields(state.questions)
+    for result in state.all_results():
+        if result.n:
+            block = matrices.get(result.question.pk, {})
+            yield from ({**row, **block} for row in SUMMARY_ROWS[summary_card(result)](result))
+
+
+def _common(result: QuestionResult) -> dict[str, Any]:
+    r = result.randomization
+    return {
+        "round": result.question.survey.round_number,
+        "question_id": result.question.pk,
+        "question": result.question.text,
+        "kind": result.question.kind,
+        "version": r.version,
+        "mechanism": r.mechanism,
+        "k": r.k,
+        "epsilon": r.epsilon,
+        "params": r.params,
+        "n": result.n,
+        "enough": result.enough,
+        "expected_half_width": result.expected_half_width,
+        "reports_needed": result.reports_needed,
+    }
+
+
+def share_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    unbiased, consistent = result.unbiased, result.consistent
+    if unbiased is None or consistent is None:
+        return
+    u_low, u_high = unbiased.confidence_interval(0.95)
+    c_low, c_high = consistent.confidence_interval(0.95)
+    for i, label in enumerate(result.question.options):
+        yield {
+            **_common(result),
+            "statistic": "share",
+            "option_index": i,
+            "option": label,
+            "raw_count": int(result.raw_counts[i]),
+            "unbiased": float(unbiased.proportions[i]),
+            "standard_error": float(unbiased.standard_errors[i]),
+            "unbiased_low": float(u_low[i]),
+            "unbiased_high": float(u_high[i]),
+            "consistent": float(consistent.proportions[i]),
+            "consistent_low": float(c_low[i]),
+            "consistent_high": float(c_high[i]),
+            "consistent_method": consistent.method,
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
+            **integrity.export_fields(result.integrity, i),
+        }
+    for statistic, value in linear_summaries(result).items():
+        yield {**_common(result), **_summary_columns(statistic, value)}
+
+
+def mean_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    assert result.mean is not None
+    low, high = result.mean.confidence_interval(0.95)
+    value = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
+    yield {**_common(result), **_summary_columns("mean", value)}
+
+
+def _summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
+    """A mean's or NPS's row: the unbiased columns hold it; option and consistent columns stay empty."""
+    return {
+        "statistic": statistic,
+        "unbiased": value["value"],
+        "standard_error": value["standard_error"],
+        "unbiased_low": value["low"],
+        "unbiased_high": value["high"],
+        "unbiased_band": BAND_KINDS["unbiased"],
+    }
+
+
+def text_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """One row per candidate answer: its estimated count (the unbiased columns), p-value and finding."""
+    for i, row in enumerate(candidate_rows(result)):
+        yield {
+            **_common(result),
+            "statistic": "count",
+            "option_index": i,
+            "option": row["label"],
+            "unbiased": row["count"],
+            "standard_error": row["standard_error"],
+            "unbiased_low": row["low"],
+            "unbiased_high": row["high"],
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "p_value": row["p_value"],
+            "found": row["found"],
+            "found_by": result.text.method if result.text is not None else "",
+        }
+
+
+def multi_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """Multi-select: one row per option (its share of respondents, unbiased and clipped, each with its
+    own band), then the mean number of options chosen (statistic ``mean_count``)."""
+    if result.multi is None:
+        return
+    unbiased = multi_option_rows(result, "unbiased", "option")
+    consistent = multi_option_rows(result, "consistent", "option")
+    for i, (u, c) in enumerate(zip(unbiased, consistent, strict=True)):
+        yield {
+            **_common(result),
+            "statistic": "share",
+            "option_index": i,
+            "option": u["label"],
+            "raw_count": u["raw"],
+            "unbiased": u["estimate"],
+            "standard_error": u["standard_error"],
+            "unbiased_low": u["low"],
+            "unbiased_high": u["high"],
+            "consistent": c["estimate"],
+            "consistent_low": c["low"],
+            "consistent_high": c["high"],
+            "consistent_method": "clip",
+            "unbiased_band": BAND_KINDS["unbiased"],
+            "consistent_band": BAND_KINDS["consistent"],
+        }
+    yield {**_common(result), **_summary_columns("mean_count", mean_count(result))}
+
+
+def pair_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
+    """A declared pair: each combination's share (``share`` rows, option "A × B"), then each question's
+    marginal shares derived from them (``first_share``, ``second_share``; normal bands)."""
+    yield from share_rows(result)
+    estimate = declared_crosstab(result)
+    question = result.question
+    for which, member in (("first", question.pair_first), ("second", question.pair_second)):
+        assert member is not None
+        for i, row in enumerate(crosstabs.marginal_rows(estimate, which, member.options)):
+            yield {
+                **_common(result),
+                "statistic": f"{which}_share",
+                "option_index": i,
+                "option": row["label"],
+                "unbiased": row["estimate"],
+                "standard_error": row["standard_error"],
+                "unbiased_low": row["low"],
+                "unbiased_high": row["high"],
+                "unbiased_band": BAND_KINDS["unbiased"],
+            }
+
+
+#: How each summary card ("shares", "mean", "text", "multi" or "pair") becomes rows of the estimates export.
+SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows, "multi": multi_rows, "pair": pair_rows}
+
+
+def text_tallies(survey: Survey) -> list[dict[str, Any]]:
+    """Free-text randomizations' sufficient statistics, enough to re-estimate any candidate's count.
+
+    ``per_row`` counts the reports per sketch row (RAPPOR: per cohort); ``cells`` is, per row, the
+    reports with +1 at each cell (text-cms), the signed bits per index (text-hcms) or the set bits
+    per Bloom bit (RAPPOR): :class:`ldp.textreports.TextReports`'s flat tally, reshaped.
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        for randomization in state.randomizations.get(question.pk, []):
+            mechanism = randomization.build_mechanism()
+            tally = state.tallies[randomization.pk]
+            if family(randomization.mechanism) != "text" or not tally.n:
+                continue
+            rows = mechanism.rows  # type: ignore[union-attr]
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "per_row": tally.counts[:rows].tolist(),
+                    "cells": tally.counts[rows:].reshape(rows, -1).tolist(),
+                }
+            )
+    return records
+
+
+def multi_select_tallies(survey: Survey) -> list[dict[str, Any]]:
+    """Multi-select randomizations' tallies, enough to re-estimate every share and the mean number chosen.
+
+    ``counts`` is the mechanism's tally (:mod:`ldp.multiselect`): per option, the reports with its
+    bit set (set-sue, set-oue); per item of the k options then the l padding items, the reports naming
+    it (padding-krr) or hashing to their value from it (padding-olh). ``max_choices`` is l.
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        for randomization in state.randomizations.get(question.pk, []):
+            tally = state.tallies[randomization.pk]
+            if family(randomization.mechanism) != "multi" or not tally.n:
+                continue
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "k": randomization.k,
+                    "max_choices": randomization.params["max_choices"],
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "counts": tally.counts.tolist(),
+                }
+            )
+    return records
+
+
+def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
+    """Declared pairs' sufficient statistics: enough to re-estimate the joint cells and both marginals.
+
+    ``counts`` is the pair mechanism's tally over k1 k2 answers (answer = first * k2 + second).
+    """
+    state = SurveyState.read(survey)
+    records = []
+    for question in state.questions:
+        if question.pair_first is None or question.pair_second is None:
+            continue
+        for randomization in state.randomizations.get(question.pk, []):
+            tally = state.tallies[randomization.pk]
+            if not tally.n:
+                continue
+            records.append(
+                {
+                    "question_id": question.pk,
+                    "first_question_id": question.pair_first.pk,
+                    "second_question_id": question.pair_second.pk,
+                    "first_options": question.pair_first.options,
+                    "second_options": question.pair_second.options,
+                    "k1": question.pair_first.k,
+                    "k2": question.pair_second.k,
+                    "version": randomization.version,
+                    "mechanism": randomization.mechanism,
+                    "k": randomization.k,
+                    "epsilon": randomization.epsilon,
+                    "params": randomization.params,
+                    "n": tally.n,
+                    "counts": tally.counts.tolist(),
+                }
+            )
+    return records
+
+
+def randomization_records(survey: Survey) -> list[dict[str, Any]]:
+    """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
+    survey's memoized reports (:data:`surveys.series.memoization.MEMO_LAYERS`), empty for one-layer reports."""
+    records = []
+    questions = list(survey.questions.select_related("matrix"))
+    matrices = matrix_fields(questions)
+    for question in questions:
+        block = matrices.get(question.pk, dict.fromkeys(MATRIX_FIELDS))
+        for r in question.randomizations.all():
+            spec = r.build_mechanism().client_spec()
+            memo = rounds.memo_block(survey, question, spec, r.memo_gamma)
+            records.append(
+                {
+                    "round": survey.round_number,
+                    "question_id": question.pk,
+                    "memo": memo["layers"] if memo else "",
+                    "memo_gamma": memo.get("gamma") if memo else None,
+                    "question": question.text,
+                    "kind": question.kind,
+                    "unit": question.unit,
+                    "options": question.options,
+                    "version": r.version,
+                    "mechanism": r.mechanism,
+                    "k": r.k,
+                    "epsilon": r.epsilon,
+                    "params": r.params,
+                    "client_spec": spec,
+                    # A declared pair: the two questions whose answers it randomizes as first * k2 + second.
+                    "pair": [question.pair_first_id, question.pair_second_id] if question.pair_first_id else None,
+                    **block,  # a matrix item's block and place in it (null for other questions)
+                }
+            )
+    return records
+
+
+def report_records(survey: Survey) -> Iterator[dict[str, Any]]:
+    """Every stored report, decoded to its JSON form, streamed.
+
+    Ordered by the submissions' random ids, so the order says nothing about arrival.
+    """
+    mechanisms: dict[int, Any] = {}
+    reports = (
+        Report.objects.filter(submission__survey=survey)
+        .order_by("submission_id", "question_id")
+        .values_list("submission_id", "submission__received_hour", "question_id", "randomization_id", "packed")
+    )
+    versions = {r.pk: r for q in survey.questions.all() for r in q.randomizations.all()}
+    for submission_id, hour, question_id, randomization_id, packed in reports.iterator(chunk_size=5000):
+        randomization = versions[randomization_id]
+        if randomization_id not in mechanisms:
+            mechanisms[randomization_id] = randomization.build_mechanism()
+        yield {
+            "round": survey.round_number,
+            "submission": submission_id,
+            "received_hour": hour.isoformat(),
+            "question_id": question_id,
+            "version": randomization.version,
+            "report": mechanisms[randomization_id].unpack_report(bytes(packed)),
+        }
+
+
+def json_report_stream(survey: Survey) -> Iterator[str]:
+    head = {"survey": survey.title, "round": survey.round_number, "randomizations": randomization_records(survey)}
+    yield json.dumps(head)[:-1] + ', "reports": ['
+    for i, record in enumerate(report_records(survey)):
+        yield ("," if i else "") + json.dumps(record, separators=(",", ":"))
+    yield "]}"
+
+
+def csv_report_stream(survey: Survey) -> Iterator[str]:
+    versions = {(r["question_id"], r["version"]): r for r in randomization_records(survey)}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        [
+            "round",
+            "submission",
+            "received_hour",
+            "question_id",
+            "version",
+            "mechanism",
+            "k",
+            "epsilon",
+            "params",
+            "report",
+            *MATRIX_FIELDS,
+        ]
+    )
+    for record in report_records(survey):
+        r = versions[(record["question_id"], record["version"])]
+        writer.writerow(
+            [
+                record["round"] or "",
+                record["submission"],
+                record["received_hour"],
+                record["question_id"],
+                record["version"],
+                r["mechanism"],
+                r["k"],
+                r["epsilon"],
+                json.dumps(r["params"]),
+                json.dumps(record["report"], separators=(",", ":")),
+                *("" if r[name] is None else r[name] for name in MATRIX_FIELDS),
+            ]
+        )
+        if buffer.tell() > 64_000:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

@@ -1,0 +1,60 @@
+"""What every results page shares: the estimate and bands the reader asked for, and the page's ETag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.messages import get_messages
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import get_language
+
+from surveys.models import Survey
+from surveys.results.cards import short_digest
+from surveys.results.estimates import BAND_CHOICES, ESTIMATE_KINDS, SurveyState
+
+#: Part of every results page's ETag: bump when the pages' templates change what they show.
+PAGE_VERSION = 2
+
+
+def estimate_kind(request: HttpRequest) -> str:
+    kind = request.GET.get("estimate", "consistent")
+    return kind if kind in ESTIMATE_KINDS else "consistent"
+
+
+def band_kind(request: HttpRequest) -> str:
+    """ "option" (each option's own 95 % band, the default) or "joint" (all options at once)."""
+    bands = request.GET.get("bands", "option")
+    return bands if bands in BAND_CHOICES else "option"
+
+
+def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
+    """An ETag for a results page: it changes whenever anything the page shows can change.
+
+    The tallies' signature stands for every number on the page (each submission changes it);
+    the rest is what else the page prints: the survey's and questions' words, the estimate kind,
+    language, viewer and CSRF cookie (forms in the header carry its token). There is no
+    Last-Modified: the server keeps no time finer than the hour.
+    """
+    questions = [(q.pk, q.position, q.text, q.options, q.mechanism, q.candidates) for q in state.questions]
+    survey_fields = (survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at))
+    viewer = (request.user.pk, request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""), bool(request.htmx))
+    material = repr((PAGE_VERSION, state.signature, questions, survey_fields, get_language(), viewer, parts))
+    return f'"{short_digest(material)}"'
+
+
+def conditional(request: HttpRequest, etag: str, render_page: Any) -> HttpResponse:
+    """304 when the client already has this ETag's page, else the page with its ETag."""
+    if etag in _if_none_match(request) and not len(get_messages(request)):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = render_page()
+    response["ETag"] = etag
+    patch_vary_headers(response, ["Cookie", "Accept-Language", "HX-Request"])
+    return response
+
+
+def _if_none_match(request: HttpRequest) -> list[str]:
+    header = request.headers.get("If-None-Match", "")
+    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
