@@ -14,7 +14,7 @@ Kronecker product A1 (x) A2 applied to the table of report pairs. For the unary 
 holds the sent bits, and F_hat is the mean of the products of per-respondent unbiased indicators.
 
 T is the sufficient statistic; the app sums it in the database from the stored report pairs
-(``surveys.crosstabs.PAIRS_SQL``). This needs a statistic linear in the counts (z = c L, checked
+(``surveys.results.crosstabs.PAIRS_SQL``). This needs a statistic linear in the counts (z = c L, checked
 by :func:`crosses_post_hoc`): the count-mean sketches' is affine and is refused.
 
 Covariance, for a fixed population with joint answer shares F (derived here): with

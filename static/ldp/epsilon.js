@@ -148,7 +148,7 @@ export function specPrivacy(spec) {
   return NUMERIC[mechanism](spec);
 }
 
-/** The layers of a memoized report, per mechanism (surveys/rounds.py MEMO_LAYERS). */
+/** The layers of a memoized report, per mechanism (surveys/series/memoization.py MEMO_LAYERS). */
 export const MEMO_LAYERS = Object.freeze({
   rappor: "memoized-prr+irr",
   dbitflip: "memoized-bits+flip",

@@ -181,7 +181,7 @@ export async function memoizedDBitFlip(secret, series, question, value, spec) {
 }
 
 /**
- * The permanent layer of a recurring survey's dBitFlip question (surveys/rounds.py): the served
+ * The permanent layer of a recurring survey's dBitFlip question (surveys/series/rounds.py): the served
  * spec is dBitFlip at the round's epsilon, bit probabilities p1' and p0'; the memoized bits use
  * p = (p' - gamma) / (1 - 2 gamma), which the gamma flip turns back into p' exactly.
  * @param {{k: number, d: number, true_bit_probability: number, other_bit_probability: number}} spec
@@ -205,7 +205,7 @@ export function permanentDBitFlipSpec(spec, gamma) {
 export const ONE_BIT_GAMMA = 0.25;
 
 /**
- * The permanent layer of a recurring survey's 1BitMean question (surveys/rounds.py): the served
+ * The permanent layer of a recurring survey's 1BitMean question (surveys/series/rounds.py): the served
  * spec is 1BitMean at the round's epsilon, P(1 | k) = (A + k m) / D. The memoized bit uses
  * (4A - D + 4k m) / 2D, which a flip with probability 1/4 turns back into (A + k m) / D exactly:
  * 3/4 q + 1/4 (1 - q) = q/2 + 1/4. It needs 4A > D, i.e. epsilon below ln 3.
