@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ldp.families import Candidate, Recommendation
 from ldp.mechanisms import Mechanism, make_mechanism
-from ldp.registry import Candidate, Recommendation
 
 __all__ = ["Candidate", "Recommendation", "candidates", "expected_half_width", "recommend"]
 

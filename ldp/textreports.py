@@ -45,11 +45,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from ldp.families import Candidate, Family, Recommendation, names
 from ldp.freetext import HadamardTextSketch, SketchCounts, TextSketch
 from ldp.mechanisms.base import Tally
 from ldp.mechanisms.rappor import BitCounts, Rappor, decode
 from ldp.privacy import check_epsilon
-from ldp.registry import Candidate, Family, Recommendation, names
 
 __all__ = [
     "DEFAULT_PARAMS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldp.families import names
 from ldp.mechanisms.base import InvalidReport, Mechanism, Tally
 from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
@@ -17,7 +18,6 @@ from ldp.mechanisms.hcms import HadamardCountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
-from ldp.registry import names
 
 __all__ = [
     "MECHANISMS",

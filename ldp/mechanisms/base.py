@@ -41,8 +41,8 @@ from ldp.estimates import (
     simultaneous_bands,
     unified_interval,
 )
+from ldp.families import Family
 from ldp.privacy import check_epsilon
-from ldp.registry import Family
 
 __all__ = ["InvalidReport", "Mechanism", "Tally"]
 

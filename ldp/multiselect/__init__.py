@@ -16,11 +16,11 @@ True
 
 from __future__ import annotations
 
+from ldp.families import names
 from ldp.multiselect.advisor import SetCandidate, SetRecommendation, recommend_multiselect
 from ldp.multiselect.base import SharesEstimate, all_sets
 from ldp.multiselect.padding import PaddingAndSampling
 from ldp.multiselect.unary import SetUnaryEncoding
-from ldp.registry import names
 
 __all__ = [
     "SET_MECHANISMS",

@@ -18,10 +18,10 @@ import math
 import numpy as np
 
 from ldp.advisor import TIE_TOLERANCE, Z_95
+from ldp.families import Candidate, Recommendation
 from ldp.multiselect.base import check_max_choices
 from ldp.multiselect.padding import PaddingAndSampling
 from ldp.multiselect.unary import SetUnaryEncoding
-from ldp.registry import Candidate, Recommendation
 
 __all__ = ["SetCandidate", "SetRecommendation", "recommend_multiselect", "reference_variance"]
 

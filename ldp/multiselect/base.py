@@ -23,8 +23,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.estimates import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
+from ldp.families import Family
 from ldp.mechanisms.base import Tally
-from ldp.registry import Family
 
 __all__ = ["SharesEstimate", "StoredReports", "all_sets", "check_max_choices", "check_sets"]
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldp.families import names
 from ldp.numeric.base import MeanEstimate, MeanInterval, NumericMechanism
 from ldp.numeric.gaussian import GaussianMean
 from ldp.numeric.laplace import LaplaceMean
 from ldp.numeric.one_bit import DuchiMean, OneBitMean
 from ldp.numeric.piecewise import HybridMean, PiecewiseMean
-from ldp.registry import names
 
 __all__ = [
     "NUMERIC_MECHANISMS",

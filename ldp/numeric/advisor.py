@@ -29,8 +29,8 @@ from functools import lru_cache
 
 from scipy import stats
 
+from ldp.families import Candidate, Recommendation
 from ldp.numeric import NUMERIC_MECHANISMS, make_numeric_mechanism
-from ldp.registry import Candidate, Recommendation
 
 __all__ = ["CROSSOVER_EPSILON", "MeanCandidate", "MeanRecommendation", "recommend_mean"]
 

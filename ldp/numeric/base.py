@@ -46,9 +46,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from ldp.families import Family
 from ldp.mechanisms.base import InvalidReport, Tally, require_fields, require_int
 from ldp.privacy import check_epsilon
-from ldp.registry import Family
 
 __all__ = [
     "MAX_TOTAL",

@@ -1,0 +1,151 @@
+"""The vocabulary every mechanism family shares: family names, mechanism names, advisor results
+and the :class:`LDPMechanism` protocol (:mod:`ldp.registry` builds mechanisms from it).
+
+The families' modules import this one for their name lists and result types, and
+:mod:`ldp.registry` imports the families to build them, so this module imports none of them: the
+registry stays one place without an import circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ldp.mechanisms.base import Tally
+
+Family = Literal["shares", "mean", "multi", "text"]
+
+#: The four families, in the order a survey's builder lists them.
+FAMILIES: tuple[Family, ...] = ("shares", "mean", "multi", "text")
+
+#: Every registered mechanism's name, per family, in the order a builder offers them.
+NAMES: dict[Family, tuple[str, ...]] = {
+    "shares": ("krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip"),
+    "mean": ("laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"),
+    "multi": ("set-sue", "set-oue", "padding-krr", "padding-olh"),
+    "text": ("text-cms", "text-hcms", "rappor"),
+}
+
+_FAMILY_OF: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One mechanism setting an advisor considered, and its expected error.
+
+    ``half_width`` is the expected half-width of the widest 95 % interval at the advisor's n: of a
+    share (families "shares", "multi", "text": one candidate string's share) or of the mean, in the
+    question's units ("mean"). ``pure``: whether one report satisfies epsilon-LDP with delta = 0
+    (only the Gaussian mechanism does not; advisors recommend pure mechanisms only).
+    """
+
+    mechanism: str
+    params: dict[str, Any]
+    half_width: float
+    pure: bool = True
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """An advisor's answer: the best candidate, and every candidate considered, best first.
+
+    ``estimator`` is the estimator to apply to the recommended mechanism's tallies ("auto" for
+    the shares family, :meth:`ldp.mechanisms.base.Mechanism.consistent_estimate`; "unbiased"
+    where the family has only its unbiased estimate). ``regime`` says which side of a published
+    crossover the budget is on, where the family has one ("one-bit" or "piecewise" for the mean:
+    :mod:`ldp.numeric.advisor`); empty otherwise.
+    """
+
+    best: Candidate
+    ranking: tuple[Candidate, ...]
+    estimator: str = "auto"
+    regime: str = ""
+
+
+@runtime_checkable
+class Estimate(Protocol):
+    """What every family's estimate offers: its number of reports and its 95 % interval(s)."""
+
+    @property
+    def n(self) -> int: ...
+
+    def confidence_interval(self) -> tuple[Any, Any]:
+        """(low, high): per option, per candidate string, or of the mean."""
+        ...
+
+
+@runtime_checkable
+class LDPMechanism(Protocol):
+    """One mechanism of any family, from the browser's spec to the estimate and its privacy.
+
+    ``name``, ``family`` and ``epsilon`` say what it is; ``params()`` what, beside its name, epsilon
+    and the question's shape (k options, or the range [lo, hi], in the params for numbers), rebuilds
+    it with :func:`build`. Reports travel as JSON objects (``client_spec`` says how the browser makes
+    them) and are stored packed, ``report_width`` bytes each.
+
+    ``estimate(tally)`` is the family's unbiased estimate; a text mechanism needs the candidate
+    strings to count as well (``estimate(tally, candidates)``, :meth:`ldp.textreports.TextReports.estimate`).
+    ``privacy_guarantee()`` is the (epsilon, delta) one report satisfies (delta = 0 except for the
+    Gaussian mechanism); ``worst_case_log_ratio()`` the closed-form worst log-ratio of one report's
+    probabilities (infinite for the Gaussian mechanism, which is (epsilon, delta) only).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def family(self) -> Family: ...
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def report_width(self) -> int: ...
+
+    def params(self) -> dict[str, Any]: ...
+
+    def client_spec(self) -> dict[str, Any]: ...
+
+    def parse_report(self, obj: Any) -> bytes: ...
+
+    def unpack_report(self, packed: bytes) -> dict[str, Any]: ...
+
+    def unpack_many(self, buffer: bytes) -> np.ndarray: ...
+
+    def tally(self, packed: np.ndarray) -> Tally: ...
+
+    def empty_tally(self) -> Tally: ...
+
+    def estimate(self, tally: Tally) -> Estimate: ...
+
+    def privacy_guarantee(self) -> tuple[float, float]: ...
+
+    def worst_case_log_ratio(self) -> float: ...
+
+
+def family_of(name: str) -> Family:
+    """The family of the mechanism called ``name``: "shares", "mean", "multi" or "text".
+
+    >>> family_of("set-oue"), family_of("rappor")
+    ('multi', 'text')
+    """
+    try:
+        return _FAMILY_OF[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"mechanism must be one of {sorted(_FAMILY_OF)}, got {name!r}") from None
+
+
+def names(family: Family | None = None) -> tuple[str, ...]:
+    """The registered mechanisms' names: of one family, or of every family in :data:`FAMILIES` order.
+
+    >>> names("text")
+    ('text-cms', 'text-hcms', 'rappor')
+    """
+    if family is None:
+        return tuple(name for every in FAMILIES for name in NAMES[every])
+    if family not in NAMES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
+    return NAMES[family]
