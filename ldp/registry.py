@@ -7,7 +7,10 @@ family      mechanisms (module)                         estimate
 ==========  ==========================================  =============================================
 ``shares``  k-RR, subset selection, OUE, OLH, Hadamard  :class:`~ldp.estimates.FrequencyEstimate`:
             response, SUE, CMS, HCMS, dBitFlip          each option's share of one choice
-            (:mod:`ldp.mechanisms`)
+            (:mod:`ldp.mechanisms`); the randomized-
+            response designs forced response,
+            unrelated question, Warner, crosswise
+            (:mod:`ldp.designs`)
 ``mean``    Laplace, Gaussian, 1BitMean, Duchi et al.,  :class:`~ldp.numeric.base.MeanEstimate`: the
             Piecewise, Hybrid (:mod:`ldp.numeric`)      mean of a number in [lo, hi]
 ``multi``   set-SUE, set-OUE, padding-and-sampling      :class:`~ldp.multiselect.base.SharesEstimate`:
@@ -78,6 +81,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FAMILIES",
     "NAMES",
+    "TWO_OPTIONS",
     "Candidate",
     "Estimate",
     "Family",
@@ -95,11 +99,28 @@ FAMILIES: tuple[Family, ...] = ("shares", "mean", "multi", "text")
 
 #: Every registered mechanism's name, per family, in the order a builder offers them.
 NAMES: dict[Family, tuple[str, ...]] = {
-    "shares": ("krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip"),
+    "shares": (
+        "krr",
+        "subset",
+        "oue",
+        "olh",
+        "hadamard",
+        "sue",
+        "cms",
+        "hcms",
+        "dbitflip",
+        "forced-response",
+        "unrelated-question",
+        "warner",
+        "crosswise",
+    ),
     "mean": ("laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"),
     "multi": ("set-sue", "set-oue", "padding-krr", "padding-olh"),
     "text": ("text-cms", "text-hcms", "rappor"),
 }
+
+#: Mechanisms defined for yes/no questions only (k = 2): Warner's and the crosswise design.
+TWO_OPTIONS: tuple[str, ...] = ("warner", "crosswise")
 
 _FAMILY_OF: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
 
