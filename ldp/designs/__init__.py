@@ -14,7 +14,7 @@ and the crosswise design another (:mod:`ldp.designs.mirrored`); all are
 :class:`~ldp.designs.channel.ChannelDesign`: a k x k channel of exact fractions, with the
 moment estimator and the MLE (:meth:`~ldp.designs.channel.ChannelDesign.analyze`). Each builds from
 its stored parameters, or from epsilon alone with the literature's standard choice
-(:func:`design_parameters`).
+(:func:`design_parameters`); :func:`design_epsilon` gives the epsilon of the literature's parameters.
 
 >>> import math
 >>> design_parameters("forced-response", k=2, epsilon=math.log(3))
@@ -23,6 +23,7 @@ its stored parameters, or from epsilon alone with the literature's standard choi
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from ldp.designs.channel import ChannelDesign, DesignEstimate
@@ -38,6 +39,7 @@ __all__ = [
     "MirroredChannel",
     "UnrelatedQuestion",
     "Warner",
+    "design_epsilon",
     "design_parameters",
     "forced_response_epsilon",
     "mirrored_epsilon",
@@ -48,6 +50,24 @@ __all__ = [
 DESIGNS: dict[str, type[ChannelDesign]] = {
     cls.name: cls for cls in (ForcedResponse, UnrelatedQuestion, Warner, Crosswise)
 }
+
+
+def design_epsilon(name: str, k: int, **params: Any) -> float:
+    """The exact epsilon of design ``name`` with the literature's parameters: what to build it with.
+
+    >>> round(design_epsilon("forced-response", k=2, forced=["1/6", "1/6"]), 12)  # Boruch's die: ln 5
+    1.609437912434
+    >>> build = DESIGNS["forced-response"]
+    >>> build(k=2, epsilon=design_epsilon("forced-response", k=2, forced=[0.2, 0.2]), forced=[0.2, 0.2]).params()
+    {'forced': ['1/5', '1/5']}
+    """
+    if name == "forced-response":
+        return forced_response_epsilon(params["forced"])
+    if name == "unrelated-question":
+        return unrelated_question_epsilon(params["p"], params.get("pi") or [Fraction(1, k)] * k)
+    if name in ("warner", "crosswise"):
+        return mirrored_epsilon(params["p"])
+    raise ValueError(f"name must be one of {sorted(DESIGNS)}, got {name!r}")
 
 
 def design_parameters(name: str, k: int, epsilon: float, **given: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from ldp.designs import (
     ForcedResponse,
     UnrelatedQuestion,
     Warner,
+    design_epsilon,
     design_parameters,
     forced_response_epsilon,
 )
@@ -99,6 +100,25 @@ def test_stored_parameters_rebuild_the_same_design_and_spec(name, k):
     assert all(isinstance(v, str) or all(isinstance(x, str) for x in v) for v in params.values())
     assert registry.build(name, k=k, epsilon=1.0, **params).client_spec() == design.client_spec()
     assert design_parameters(name, k=k, epsilon=1.0) == params
+
+
+@pytest.mark.parametrize(
+    ("name", "k", "params"),
+    [
+        ("forced-response", 3, {"forced": ["1/6", "1/12", "1/4"]}),
+        ("unrelated-question", 3, {"p": "2/3", "pi": ["1/2", "1/3", "1/6"]}),
+        ("unrelated-question", 4, {"p": 0.4}),
+        ("warner", 2, {"p": 0.3}),
+        ("crosswise", 2, {"p": "1/4"}),
+    ],
+)
+def test_the_epsilon_of_the_literatures_parameters_builds_the_design(name, k, params):
+    epsilon = design_epsilon(name, k, **params)
+    design = registry.build(name, k=k, epsilon=epsilon, **params)
+    assert design.worst_case_log_ratio() == epsilon
+    assert math.isclose(design.enumerated_log_ratio(), epsilon, rel_tol=1e-14)
+    with pytest.raises(ValueError, match="name must be one of"):
+        design_epsilon("mirror", 2, p=0.3)
 
 
 def test_client_specs_carry_integer_weights_in_lowest_terms():
