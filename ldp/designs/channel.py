@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.estimates import Interval
-from ldp.mechanisms.base import Mechanism, OneOptionReport, Tally, check_values
+from ldp.mechanisms.base import Mechanism, OneOptionReport, Tally, check_counts, check_values
 
 __all__ = [
     "GRID",
@@ -230,8 +230,9 @@ class ChannelDesign(OneOptionReport, Mechanism):
         return float(self.channel.max(axis=0).sum() / self.k)
 
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
+        # The n_t respondents with answer t report like one multinomial draw from row t of M.
         rng = np.random.default_rng(rng)
-        counts = np.asarray(true_counts, dtype=np.int64)
+        counts = check_counts(true_counts, self.k)
         return sum(rng.multinomial(n_t, self.channel[t], size=repetitions) for t, n_t in enumerate(counts))
 
     # -- the literature's estimators -------------------------------------------------------------

@@ -255,3 +255,13 @@ def test_expected_half_width_is_the_sampling_variance_at_n():
     assert design.expected_half_width(2500) == pytest.approx(1.959963984540054 * math.sqrt(1 / 2500))
     with pytest.raises(ValueError, match="n must be a positive number"):
         design.expected_half_width(0)
+
+
+def test_sampled_tallies_follow_the_channel_and_refuse_bad_counts():
+    design = ForcedResponse(k=3, epsilon=math.log(7), forced=["1/6", "1/12", "1/4"])
+    tallies = design.sample_tallies([300, 200, 500], 2000, rng=3)
+    expected = design.channel.T @ np.array([300, 200, 500])
+    assert tallies.shape == (2000, 3) and np.all(tallies.sum(axis=1) == 1000)
+    assert np.all(np.abs(tallies.mean(axis=0) - expected) <= 5 * np.sqrt(expected / 2000))
+    with pytest.raises(ValueError, match="true_counts must be 3 non-negative integers"):
+        design.sample_tallies([1, 2], 10)
