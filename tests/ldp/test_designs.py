@@ -265,3 +265,36 @@ def test_sampled_tallies_follow_the_channel_and_refuse_bad_counts():
     assert np.all(np.abs(tallies.mean(axis=0) - expected) <= 5 * np.sqrt(expected / 2000))
     with pytest.raises(ValueError, match="true_counts must be 3 non-negative integers"):
         design.sample_tallies([1, 2], 10)
+
+
+def spec_channel(spec):
+    """The channel the browser realizes from a spec's integer weights, as exact fractions."""
+    k, options = spec["k"], range(spec["k"])
+    if spec["mechanism"] == "forced-response":
+        total = sum(spec["forced"]) + spec["truth"]
+        return tuple(
+            tuple(Fraction(spec["forced"][y] + (spec["truth"] if y == v else 0), total) for y in options)
+            for v in options
+        )
+    if spec["mechanism"] == "unrelated-question":
+        asked = Fraction(spec["sensitive"][0], sum(spec["sensitive"]))
+        pi = [Fraction(w, sum(spec["pi"])) for w in spec["pi"]]
+        return tuple(tuple((1 - asked) * pi[y] + (asked if y == v else 0) for y in options) for v in options)
+    p = Fraction(spec["p"][0], sum(spec["p"]))
+    assert k == 2
+    return ((p, 1 - p), (1 - p, p))
+
+
+@pytest.mark.parametrize(("name", "k"), CASES)
+@pytest.mark.parametrize("epsilon", [EPSILON_MIN, 1.0, EPSILON_MAX])
+def test_the_specs_weights_realize_exactly_the_channel_ldp_checks(name, k, epsilon):
+    design = registry.build(name, k=k, epsilon=epsilon)
+    spec = design.client_spec()
+    assert spec_channel(spec) == design.exact_channel()
+    weights = [w for field in ("forced", "sensitive", "pi", "p") for w in spec.get(field, [])]
+    assert all(isinstance(w, int) and w >= 1 for w in weights)
+    assert all(
+        sum(spec[f]) + spec.get("truth", 0) * (f == "forced") <= 2**53
+        for f in ("forced", "sensitive", "pi", "p")
+        if f in spec
+    )
