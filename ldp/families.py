@@ -23,11 +23,28 @@ FAMILIES: tuple[Family, ...] = ("shares", "mean", "multi", "text")
 
 #: Every registered mechanism's name, per family, in the order a builder offers them.
 NAMES: dict[Family, tuple[str, ...]] = {
-    "shares": ("krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip"),
+    "shares": (
+        "krr",
+        "subset",
+        "oue",
+        "olh",
+        "hadamard",
+        "sue",
+        "cms",
+        "hcms",
+        "dbitflip",
+        "forced-response",
+        "unrelated-question",
+        "warner",
+        "crosswise",
+    ),
     "mean": ("laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"),
     "multi": ("set-sue", "set-oue", "padding-krr", "padding-olh"),
     "text": ("text-cms", "text-hcms", "rappor"),
 }
+
+#: Mechanisms defined for yes/no questions only (k = 2): Warner's and the crosswise design.
+TWO_OPTIONS: tuple[str, ...] = ("warner", "crosswise")
 
 _FAMILY_OF: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
 

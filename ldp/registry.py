@@ -7,7 +7,10 @@ family      mechanisms (module)                         estimate
 ==========  ==========================================  =============================================
 ``shares``  k-RR, subset selection, OUE, OLH, Hadamard  :class:`~ldp.estimates.FrequencyEstimate`:
             response, SUE, CMS, HCMS, dBitFlip          each option's share of one choice
-            (:mod:`ldp.mechanisms`)
+            (:mod:`ldp.mechanisms`); the randomized-
+            response designs forced response,
+            unrelated question, Warner, crosswise
+            (:mod:`ldp.designs`)
 ``mean``    Laplace, Gaussian, 1BitMean, Duchi et al.,  :class:`~ldp.numeric.base.MeanEstimate`: the
             Piecewise, Hybrid (:mod:`ldp.numeric`)      mean of a number in [lo, hi]
 ``multi``   set-SUE, set-OUE, padding-and-sampling      :class:`~ldp.multiselect.base.SharesEstimate`:
@@ -43,13 +46,22 @@ Adding a mechanism
    family a class with every member of :class:`LDPMechanism`), with numpydoc references, a keyword
    ``rng`` on every randomizer and the closed-form ``worst_case_log_ratio``; its family's factory
    builds it (``make_mechanism`` and ``make_numeric_mechanism`` find the class in their package's
-   ``_CLASSES``; ``make_set_mechanism`` and ``make_text_mechanism`` build from the name).
+   ``_CLASSES``, which for the shares family also takes :data:`ldp.designs.DESIGNS`;
+   ``make_set_mechanism`` and ``make_text_mechanism`` build from the name). It must build from
+   epsilon alone (its knobs defaulting to a choice at epsilon whose worst ratio equals epsilon to
+   1e-12 relative): the generic tests build every name that way.
 2. The registry entry: its name in :data:`NAMES` under its family (for a new family, a builder in
-   :func:`build` as well).
+   :func:`build` as well); a shares mechanism defined for yes/no questions only also goes in
+   :data:`TWO_OPTIONS`, which the generic tests (k = 5, k = 256) read.
 3. The JavaScript mirror in ``static/ldp/``: the same client spec and report, randomness from
-   ``crypto.getRandomValues`` only.
-4. A fixture in ``tests/js/make_specs.py``, so that Python and JavaScript are checked against
-   the same specs and reports.
+   ``crypto.getRandomValues`` only; for the shares family, its spec check in ``spec.js``'s
+   ``CHECKS``, its randomizer in ``randomize.js``'s ``RANDOMIZERS`` and its epsilon in
+   ``epsilon.js``'s ``CATEGORICAL`` (constants.js lists it by itself, so the browser refuses a spec
+   that has none of these).
+4. A fixture in ``tests/js/make_specs.py`` (``CASES``; edge cases in ``PRIVACY_CASES``), then
+   ``python -m tests.js.make_specs``, so that Python and JavaScript are checked against the same
+   specs and reports; the shares family's generic spec tests need the randomizer in
+   ``tests/js/spec.test.mjs``'s ``RANDOMIZER`` too.
 5. Exact privacy tests in Python (the enumerated worst-case ratio equals the closed form and
    epsilon; ``tests/ldp/test_registry.py`` picks the new name up by itself) and in JavaScript
    (``tests/js/``).
@@ -68,6 +80,7 @@ from typing import TYPE_CHECKING, Any
 from ldp.families import (
     FAMILIES,
     NAMES,
+    TWO_OPTIONS,
     Candidate,
     Estimate,
     Family,
@@ -84,6 +97,7 @@ from ldp.textreports import TextReports, make_text_mechanism
 __all__ = [
     "FAMILIES",
     "NAMES",
+    "TWO_OPTIONS",
     "Candidate",
     "Estimate",
     "Family",

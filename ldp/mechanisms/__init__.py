@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+# The randomized-response designs (ldp.designs) are mechanisms of this family, in their own package.
+from ldp.designs import DESIGNS
 from ldp.families import names
 from ldp.mechanisms.base import InvalidReport, Mechanism, Tally
 from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
@@ -49,7 +51,7 @@ _CLASSES: dict[str, type[Mechanism]] = {
         HadamardResponse,
         HadamardCountMeanSketch,
     )
-}
+} | dict(DESIGNS)
 MECHANISMS: dict[str, type[Mechanism]] = {name: _CLASSES[name] for name in names("shares")}
 
 

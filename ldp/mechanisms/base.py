@@ -44,7 +44,7 @@ from ldp.estimates import (
 from ldp.families import Family
 from ldp.privacy import check_epsilon
 
-__all__ = ["InvalidReport", "Mechanism", "Tally"]
+__all__ = ["InvalidReport", "Mechanism", "OneOptionReport", "Tally"]
 
 MAX_OPTIONS = 256
 #: Largest k for which :meth:`Mechanism.covariance` mixes the per-answer covariances (see there);
@@ -562,3 +562,35 @@ class Mechanism(ABC):
     def expected_standard_errors(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Standard error per option at n reports, for answers f (uniform by default)."""
         return np.sqrt(self.report_variances(frequencies) / n)
+
+
+class OneOptionReport:
+    """The report ``{"value": y}`` of one option y in [0, k), one byte packed, tallied as counts per
+    option: k-RR's and every randomized-response design's (:mod:`ldp.designs`). Mixed in before
+    :class:`Mechanism`, whose ``response_matrix`` A (E[one-hot report] = A f) it uses."""
+
+    k: int
+
+    @property
+    def report_width(self) -> int:
+        return 1
+
+    def parse_report(self, obj: Any) -> bytes:
+        report = require_fields(obj, {"value"})
+        return bytes([require_int(report["value"], "value", 0, self.k - 1)])
+
+    def unpack_report(self, packed: bytes) -> dict[str, Any]:
+        return {"value": packed[0]}
+
+    def tally(self, packed: np.ndarray) -> Tally:
+        values = packed[:, 0]
+        return Tally(int(values.size), np.bincount(values, minlength=self.k).astype(np.int64))
+
+    def observed_mean(self, tally: Tally) -> np.ndarray:
+        return tally.counts / tally.n
+
+    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
+        # A report from a respondent with answer t is one-hot with mean a_t = A[:, t], so its
+        # covariance is diag(a_t) - a_t a_t^T; averaged over t ~ f: diag(A f) - A diag(f) A^T.
+        a: np.ndarray = self.response_matrix  # type: ignore[attr-defined]  # Mechanism's, mixed in after
+        return np.diag(a @ frequencies) - (a * frequencies) @ a.T

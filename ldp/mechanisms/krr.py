@@ -39,11 +39,9 @@ from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import (
     Mechanism,
-    Tally,
+    OneOptionReport,
     check_counts,
     check_values,
-    require_fields,
-    require_int,
     symmetric_report_variances,
     symmetric_unit_variances,
 )
@@ -57,7 +55,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class KRandomizedResponse(Mechanism):
+class KRandomizedResponse(OneOptionReport, Mechanism):
     """k-RR for a question with ``k`` options at budget ``epsilon``.
 
     Examples
@@ -92,10 +90,6 @@ class KRandomizedResponse(Mechanism):
     def client_spec(self) -> dict[str, Any]:
         return {**self.spec_header(), "keep_probability": self.keep_probability}
 
-    @property
-    def report_width(self) -> int:
-        return 1
-
     def randomize(self, values: ArrayLike, *, rng: Any = None) -> np.ndarray:
         rng = np.random.default_rng(rng)
         truth = check_values(values, self.k)
@@ -104,30 +98,10 @@ class KRandomizedResponse(Mechanism):
         other += other >= truth  # skip the true answer: uniform over the k - 1 others
         return np.where(keep, truth, other).astype(np.uint8).reshape(-1, 1)
 
-    def parse_report(self, obj: Any) -> bytes:
-        report = require_fields(obj, {"value"})
-        return bytes([require_int(report["value"], "value", 0, self.k - 1)])
-
-    def unpack_report(self, packed: bytes) -> dict[str, Any]:
-        return {"value": packed[0]}
-
-    def tally(self, packed: np.ndarray) -> Tally:
-        values = packed[:, 0]
-        return Tally(int(values.size), np.bincount(values, minlength=self.k).astype(np.int64))
-
-    def observed_mean(self, tally: Tally) -> np.ndarray:
-        return tally.counts / tally.n
-
     @property
     def response_matrix(self) -> np.ndarray:
         p, q = self.keep_probability, self.other_probability
         return (p - q) * np.eye(self.k) + q
-
-    def report_covariance(self, frequencies: np.ndarray) -> np.ndarray:
-        # A report from a respondent with answer t is one-hot with mean a_t = A[:, t], so its
-        # covariance is diag(a_t) - a_t a_t^T; averaged over t ~ f: diag(A f) - A diag(f) A^T.
-        a = self.response_matrix
-        return np.diag(a @ frequencies) - (a * frequencies) @ a.T
 
     def report_variances(self, frequencies: ArrayLike | None = None) -> np.ndarray:
         # The module docstring's q (1 - q) / (p - q)^2 + f_v (1 - p - q) / (p - q), as the

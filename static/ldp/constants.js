@@ -45,7 +45,7 @@ export const MEMO_WORDS = 128;
 
 /** The mechanism names of each family, in ldp's order. */
 export const FAMILIES = Object.freeze({
-  shares: Object.freeze(["krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip"]),
+  shares: Object.freeze(["krr", "subset", "oue", "olh", "hadamard", "sue", "cms", "hcms", "dbitflip", "forced-response", "unrelated-question", "warner", "crosswise"]),
   mean: Object.freeze(["laplace", "gaussian", "1bitmean", "duchi", "piecewise", "hybrid"]),
   multi: Object.freeze(["set-sue", "set-oue", "padding-krr", "padding-olh"]),
   text: Object.freeze(["text-cms", "text-hcms", "rappor"]),

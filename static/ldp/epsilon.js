@@ -26,6 +26,9 @@
  * question, layers}, checked by checkMemo): its reports are a permanent layer derived from the
  * device secret per (series, question, answer) under a fresh instantaneous layer each round. The
  * page promises both the per-round epsilon and epsilon_inf for it, and both are recomputed.
+ * - Randomized-response designs (designs.js, from their integer weights): forced response
+ *   ln(1 + truth / min forced), unrelated question ln(1 + asked sum(pi) / (innocuous min pi)),
+ *   Warner and crosswise |ln(p0 / p1)|.
  * - Text sketches (freetext.js): 2 |ln(p / (1 - p))| as CMS, |ln(p / (1 - p))| as HCMS.
  * - Multi-select (multiselect.js, setSpecEpsilon): unary encodings of a set of at most l options
  *   l max(L1, L0) + min(l, k - l) min(L1, L0); padding-and-sampling ln(1 + (p / q - 1) / l)
@@ -37,6 +40,7 @@
  */
 
 import { SET_MECHANISMS, TEXT_MECHANISMS } from "./constants.js";
+import { designEpsilon } from "./designs.js";
 import { checkTextSketchSpec } from "./freetext.js";
 import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
@@ -69,6 +73,10 @@ const CATEGORICAL = {
   hadamard: (s) => absLogRatio(s.in_probability, 1 - s.in_probability),
   cms: (s) => (separates(s.hashes) ? 2 * absLogRatio(s.keep_probability, 1 - s.keep_probability) : 0),
   hcms: (s) => (separates(s.hashes) ? absLogRatio(s.keep_probability, 1 - s.keep_probability) : 0),
+  "forced-response": designEpsilon,
+  "unrelated-question": designEpsilon,
+  warner: designEpsilon,
+  crosswise: designEpsilon,
 };
 
 /** @param {any} s */

@@ -66,9 +66,14 @@
  * @property {number} keep_probability
  * @property {number[][]} hashes
  *
- * @typedef {KrrSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec} ClientSpec
+ * @typedef {object} DesignSpec  a randomized-response design (static/ldp/designs.js)
+ * @property {"forced-response" | "unrelated-question" | "warner" | "crosswise"} mechanism
+ * @property {number} k
+ *
+ * @typedef {KrrSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec | DesignSpec} ClientSpec
  */
 
+import { randomizeDesign } from "./designs.js";
 import { SpecError, checkSpec, hadamardSign } from "./spec.js";
 
 export { SpecError, hadamardSign } from "./spec.js";
@@ -289,6 +294,11 @@ const RANDOMIZERS = {
   subset: randomizeSubset,
   hadamard: randomizeHadamard,
   hcms: randomizeHcms,
+  // Randomized-response designs by name (static/ldp/designs.js).
+  "forced-response": randomizeDesign,
+  "unrelated-question": randomizeDesign,
+  warner: randomizeDesign,
+  crosswise: randomizeDesign,
 };
 
 /**

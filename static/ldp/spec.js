@@ -155,8 +155,50 @@ export function hadamardSign(a, b) {
   return parity ? -1 : 1;
 }
 
+const TWO_POW_53 = 9007199254740992;
+
+/**
+ * A design's distribution as integer weights (ldp/designs/channel.py ``weights``): `length` positive
+ * integers whose total, the common denominator, is at most 2^53 (the browser draws exactly below it).
+ * A zero weight would make a report impossible under one answer and possible under another.
+ * @param {any} spec
+ * @param {string} name
+ * @param {number} length
+ * @returns {number[]}
+ */
+export function weightsField(spec, name, length) {
+  const weights = /** @type {number[]} */ (listOf(spec[name], name, length));
+  weights.forEach((weight, i) => {
+    if (typeof weight !== "number" || !Number.isSafeInteger(weight) || weight < 1) {
+      throw new SpecError(`${name}[${i}]`, `must be a positive integer, got ${show(weight)}`);
+    }
+  });
+  if (weights.reduce((a, b) => a + b, 0) > TWO_POW_53) throw new SpecError(name, "must total at most 2^53");
+  return weights;
+}
+
+/**
+ * Warner's and the crosswise design: a yes/no question, p as two weights that differ.
+ * @param {any} spec
+ */
+function checkMirrored(spec) {
+  integerField(spec, "k", 2, 2);
+  const [direct, mirrored] = weightsField(spec, "p", 2);
+  if (direct === mirrored) throw new SpecError("p", "must not be 1/2: no report would tell yes from no");
+}
+
 /** @type {Record<string, (spec: any) => void>} */
 const CHECKS = {
+  "forced-response": (spec) => {
+    const total = weightsField(spec, "forced", spec.k).reduce((a, b) => a + b, 0);
+    integerField(spec, "truth", 1, TWO_POW_53 - total);
+  },
+  "unrelated-question": (spec) => {
+    weightsField(spec, "sensitive", 2);
+    weightsField(spec, "pi", spec.k);
+  },
+  warner: checkMirrored,
+  crosswise: checkMirrored,
   krr: (spec) => probabilityField(spec, "keep_probability"),
   cms: (spec) => checkSketch(spec, MAX_CMS_WIDTH),
   hcms: (spec) => {

@@ -20,10 +20,12 @@ every family's mechanism names from it instead of copying them by hand.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ldp import make_mechanism, make_numeric_mechanism
 from ldp.crosstab import declared_mechanism
+from ldp.designs import DESIGNS
 from ldp.mechanisms import OptimalLocalHashing
 from ldp.multiselect import PaddingAndSampling, make_set_mechanism
 from tests.js import memo_tables
@@ -33,6 +35,7 @@ TABLES_PATH = Path(__file__).with_name("numeric_tables.json")
 PRIVACY_PATH = Path(__file__).with_name("privacy_table.json")
 MEMO_PATH = Path(__file__).with_name("memo_tables.json")
 MULTISELECT_PATH = Path(__file__).with_name("multiselect_specs.json")
+DESIGN_TABLES_PATH = Path(__file__).with_name("design_tables.json")
 CONSTANTS_PATH = Path(__file__).resolve().parents[2] / "static" / "ldp" / "constants.js"
 
 CASES = {
@@ -57,6 +60,17 @@ CASES = {
     "hadamard-k20": ("hadamard", 20, 2.0, {}),
     "hcms": ("hcms", 5, 2.0, {"hash_count": 16, "width": 16, "hash_seed": 1}),
     "hcms-tiny": ("hcms", 3, 1.0, {"hash_count": 3, "width": 4, "hash_seed": 1}),
+    # Randomized-response designs (ldp/designs/): the literature's parameters, and the choice at epsilon.
+    "forced-yes-no": ("forced-response", 2, math.log(4), {"forced": ["1/5", "1/5"]}),
+    "forced-k3-dice": ("forced-response", 3, math.log(7), {"forced": ["1/6", "1/12", "1/4"]}),
+    "forced-k5": ("forced-response", 5, 1.0, {}),
+    "unrelated-yes-no": ("unrelated-question", 2, math.log(3), {"p": "1/2", "pi": ["1/2", "1/2"]}),
+    "unrelated-k3": ("unrelated-question", 3, math.log(13), {"p": "2/3", "pi": ["1/2", "1/3", "1/6"]}),
+    "unrelated-k4": ("unrelated-question", 4, 2.0, {}),
+    "warner": ("warner", 2, math.log(3), {"p": "3/4"}),
+    "warner-default": ("warner", 2, 0.5, {}),
+    "crosswise": ("crosswise", 2, math.log(3), {"p": "1/4"}),
+    "crosswise-default": ("crosswise", 2, 2.0, {}),
 }
 
 # name, lo, hi, epsilon, params; the small ones (grid <= 10) also get Python's exact table.
@@ -94,6 +108,10 @@ PRIVACY_CASES = {
     "hadamard-k2": ("hadamard", 2, 1.0, {}),
     "cms-k2": ("cms", 2, 0.1, {"hash_count": 4, "width": 2, "hash_seed": 3}),
     "hcms-k8": ("hcms", 8, 6.0, {"hash_count": 8, "width": 64, "hash_seed": 2}),
+    "forced-k256-eps001": ("forced-response", 256, 0.01, {}),
+    "unrelated-k2-eps10": ("unrelated-question", 2, 10.0, {}),
+    "warner-eps10": ("warner", 2, 10.0, {}),
+    "crosswise-below-half": ("crosswise", 2, math.log(2), {"p": "1/3"}),
 }
 NUMERIC_PRIVACY_CASES = {
     "num-gaussian-delta-large": ("gaussian", -1, 1, 2.0, {"delta": 1e-2, "grid": 20}),
@@ -250,6 +268,16 @@ def render_constants() -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_design_tables() -> str:
+    """For every design case: Python's channel P(report | answer), which designs.test.mjs derives again."""
+    tables = {
+        key: make_mechanism(name, k, epsilon, **params).report_probabilities().tolist()
+        for key, (name, k, epsilon, params) in CASES.items()
+        if name in DESIGNS
+    }
+    return json.dumps(tables) + "\n"
+
+
 def render() -> str:
     return json.dumps(specs(), indent=1) + "\n"
 
@@ -272,4 +300,5 @@ if __name__ == "__main__":
     PRIVACY_PATH.write_text(render_privacy())
     MEMO_PATH.write_text(render_memo())
     MULTISELECT_PATH.write_text(render_multiselect())
+    DESIGN_TABLES_PATH.write_text(render_design_tables())
     CONSTANTS_PATH.write_text(render_constants())

@@ -17,6 +17,7 @@ import {
   randomizeOlh,
   randomizeSubset,
 } from "../../static/ldp/randomize.js";
+import { randomizeDesign } from "../../static/ldp/designs.js";
 import { randomizeNumeric } from "../../static/ldp/numeric.js";
 import { CATEGORICAL_MECHANISMS, checkSpec } from "../../static/ldp/spec.js";
 
@@ -62,6 +63,10 @@ const RANDOMIZER = {
   olh: randomizeOlh,
   subset: randomizeSubset,
   hadamard: randomizeHadamard,
+  "forced-response": randomizeDesign,
+  "unrelated-question": randomizeDesign,
+  warner: randomizeDesign,
+  crosswise: randomizeDesign,
 };
 
 // Every spec's scalar fields, and the bad values each must refuse.

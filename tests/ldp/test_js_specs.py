@@ -57,6 +57,10 @@ def test_the_javascript_tests_use_the_multiselect_specs_ldp_makes_now():
     assert_current(make_specs.MULTISELECT_PATH, expected)
 
 
+def test_the_javascript_tests_use_the_design_tables_ldp_makes_now():
+    assert_current(make_specs.DESIGN_TABLES_PATH, make_specs.render_design_tables())
+
+
 def test_the_browser_constants_are_what_ldp_defines_now():
     assert make_specs.CONSTANTS_PATH.read_text() == make_specs.render_constants(), "run: python -m tests.js.make_specs"
 
