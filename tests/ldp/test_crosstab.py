@@ -135,6 +135,7 @@ def simulate(key: str):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("key", PAIRS)
+@pytest.mark.slow
 def test_joint_cells_are_unbiased_with_the_analytic_variance(key):
     truth, estimates = simulate(key)
     cells = np.array([e.cells.reshape(-1) for e in estimates])

@@ -57,6 +57,7 @@ def simulate(mechanism_key: str, population: str, epsilon: float = 1.0):
 
 @pytest.mark.parametrize("population", POPULATIONS)
 @pytest.mark.parametrize("key", MECHANISMS)
+@pytest.mark.slow
 def test_estimates_are_unbiased(key, population):
     mechanism, shares, estimates = simulate(key, population)
     mean = np.mean([e.proportions for e in estimates], axis=0)

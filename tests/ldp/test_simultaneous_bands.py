@@ -73,6 +73,7 @@ def test_simultaneous_bands_contain_the_per_option_bands():
 @pytest.mark.statistical
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)
 @pytest.mark.parametrize("name", MECHANISMS)
+@pytest.mark.slow
 def test_simultaneous_bands_cover_every_option_at_once(name, distribution):
     joint, _ = coverage(name, distribution)
     assert joint >= 0.95 - 3 * SE, f"joint coverage {joint:.4f}"
