@@ -4,10 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
-# pytest-xdist workers: one a core. The long simulations (marker `slow`) run only in test-all and CI;
+# pytest-xdist workers: one a core, each taking a whole module (the statistical tests of a module
+# share one cached simulation). The long simulations (marker `slow`) run only in test-all and CI;
 # the submit fuzz runs the Hypothesis profile "dev" (300 bodies) or "ci" (10,000), tests/conftest.py.
 WORKERS ?= auto
-XDIST := -n $(WORKERS) --dist worksteal
+XDIST := -n $(WORKERS) --dist loadscope
 
 .PHONY: bench-submit bench-dashboard install install-dev run serve test test-all test-fast test-python test-python-all test-django test-js test-browser lint format migrations-check messages i18n-check bench bench-peers experiments clean screenshots
 

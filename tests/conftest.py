@@ -16,7 +16,7 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 def pytest_collection_modifyitems(items):
-    """The long tests first: pytest-xdist's workers then steal the short ones and finish together."""
+    """The long tests first: pytest-xdist hands out their modules first, and the workers finish together."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None and item.get_closest_marker("first") is None)
 
 

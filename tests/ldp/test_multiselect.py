@@ -146,6 +146,7 @@ def test_shares_and_mean_count_are_unbiased(name, k, ell):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize(("name", "k", "ell"), CASES)
+@pytest.mark.slow
 def test_bands_cover_per_option_and_all_options_at_once(name, k, ell):
     sets, estimates = simulate(name, k, ell)
     truth = sets.mean(axis=0)
