@@ -59,7 +59,7 @@ test-python-all: install-dev
 test-django: install-dev  ## the tests that touch Django and the database (CI runs them on SQLite; everything on PostgreSQL)
 	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) tests/surveys tests/browser $(PYTEST_ARGS)
 
-test-fast: install-dev  ## the quickest loop: make test without the browser
+test-fast: install-dev  ## the quickest loop: make test without the browser tests and node
 	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) -m "not browser and not slow" $(PYTEST_ARGS)
 
 screenshots: install-dev  ## docs/screenshots/: the main pages in Korean and English at 1280 and 390 px (needs fonts-noto-cjk)
