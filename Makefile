@@ -4,8 +4,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
+# pytest-xdist workers: one a core, each taking a whole module (the statistical tests of a module
+# share one cached simulation). The long simulations (marker `slow`) run only in test-all and CI;
+# the submit fuzz runs the Hypothesis profile "dev" (300 bodies) or "ci" (10,000), tests/conftest.py.
+WORKERS ?= auto
+XDIST := -n $(WORKERS) --dist loadscope
 
-.PHONY: bench-submit bench-dashboard install install-dev run serve test test-fast test-python test-django test-js test-browser lint format typecheck migrations-check messages i18n-check bench bench-peers experiments clean screenshots
+.PHONY: bench-submit bench-dashboard install install-dev run serve test test-all test-fast test-python test-python-all test-django test-js test-browser lint format typecheck migrations-check messages i18n-check bench bench-peers experiments clean screenshots
 
 # Two stamps: `make run` needs only the runtime dependencies; tests and tools add the dev ones.
 $(VENV)/.installed-runtime: requirements.txt
@@ -41,22 +46,27 @@ serve: install  ## production: gunicorn + whitenoise; needs SECRET_KEY, ALLOWED_
 	DEBUG=false $(PY) manage.py migrate --noinput
 	DEBUG=false $(VENV)/bin/gunicorn config.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-3}
 
-test: install-dev test-python test-js  ## every test: Python (with statistical and browser), JS
+test: install-dev test-python test-js  ## the loop: every test but the long simulations (browser and privacy tests included), in parallel, then JS
 
-test-python: install-dev
-	$(PYTEST)
+test-all: install-dev test-js test-python-all  ## every test: JS, then Python with the long simulations and the 10,000-body fuzz
 
-test-django: install-dev  ## the tests that touch Django and the database (CI runs them on PostgreSQL too); PYTEST_ARGS adds pytest options
-	$(PYTEST) tests/surveys tests/browser $(PYTEST_ARGS)
+test-python: install-dev  ## PYTEST_ARGS adds pytest options (so do the targets below)
+	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
-test-fast: install-dev  ## the quick loop: no browser, no long simulations
-	$(PYTEST) -m "not browser and not statistical"
+test-python-all: install-dev
+	HYPOTHESIS_PROFILE=ci $(PYTEST) $(XDIST) $(PYTEST_ARGS)
+
+test-django: install-dev  ## the tests that touch Django and the database (CI runs them on SQLite; everything on PostgreSQL)
+	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) tests/surveys tests/browser $(PYTEST_ARGS)
+
+test-fast: install-dev  ## the quickest loop: make test without the browser tests and node
+	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) -m "not browser and not slow" $(PYTEST_ARGS)
 
 screenshots: install-dev  ## docs/screenshots/: the main pages in Korean and English at 1280 and 390 px (needs fonts-noto-cjk)
 	MURMUR_SCREENSHOTS=1 $(PYTEST) tests/browser/test_walkthrough.py -q
 
 test-browser: install-dev
-	$(PYTEST) -m browser
+	$(PYTEST) $(XDIST) -m browser $(PYTEST_ARGS)
 
 test-js:
 	node --test tests/js/

@@ -1,7 +1,23 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.utils import translation
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis depths: "dev" for make test, "ci" for make test-all and CI (HYPOTHESIS_PROFILE picks).
+# Every run is derandomized, so a failure reproduces; no example database is written.
+_HYPOTHESIS = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck)}
+hypothesis_settings.register_profile("dev", max_examples=300, **_HYPOTHESIS)
+hypothesis_settings.register_profile("ci", max_examples=10_000, **_HYPOTHESIS)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_collection_modifyitems(items):
+    """The long tests first: pytest-xdist hands out their modules first, and the workers finish together."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None and item.get_closest_marker("first") is None)
 
 
 @pytest.fixture(autouse=True)

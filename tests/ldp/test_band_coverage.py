@@ -47,6 +47,7 @@ def test_deciding_coverage_at_the_truth_agrees_with_the_band():
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_bands_cover_94_to_96_percent_for_every_option(case):
     name, epsilon, truth = CASES[case]
     mechanism = make_mechanism(name, k=truth.size, epsilon=epsilon)

@@ -41,6 +41,7 @@ def test_the_fitted_share_distribution_keeps_a_dominant_share_apart():
 
 
 @pytest.mark.statistical
+@pytest.mark.slow
 def test_auto_no_longer_clips_skewed_answers_at_k_64():
     """Issue 18's failure: 64 options, Zipf(1.1) answers, n = 5000, epsilon = 0.5, the advisor's
     mechanism (subset selection, 24 of 64). Before, auto's reference (the midpoint of the two
@@ -76,6 +77,7 @@ def test_auto_no_longer_clips_skewed_answers_at_k_64():
 @pytest.mark.statistical
 @pytest.mark.parametrize("estimator", ["eb", "auto"])
 @pytest.mark.parametrize(("n", "tolerance"), [(2000, 0.02), (50_000, 0.002)])
+@pytest.mark.slow
 def test_empirical_bayes_bias_shrinks_with_n(estimator, n, tolerance):
     """Bias of "eb" and of "auto" (which may use it) on skewed answers (k = 5, k-RR, epsilon = 1),
     over 1000 seeded tallies: the pull toward the bulk of the shares is at most ``tolerance`` per
@@ -111,6 +113,7 @@ def advisors_mechanism(k: int, epsilon: float, n: int):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize(("n", "epsilon"), [(500, 0.5), (1000, 1.0), (5000, 0.5)])
+@pytest.mark.slow
 def test_auto_shrinks_evenly_spread_answers_with_few_reports(n, epsilon):
     """Seed 004's case (k = 5, evenly spread answers, the advisor's mechanism), 200 seeded tallies:
     auto's largest error is below 0.75 times the better of Norm-Sub and clipping (paired, 3
@@ -157,6 +160,7 @@ def test_auto_keeps_to_norm_sub_or_clipping_on_skewed_answers_with_many_reports(
 
 
 @pytest.mark.statistical
+@pytest.mark.slow
 def test_one_far_estimate_no_longer_tips_large_k_toward_norm_sub():
     """k = 256, bimodal answers, n = 500, epsilon = 0.5 (subset selection), one seeded tally where
     1/k falls outside the simultaneous bands: the fitted share distribution gives a few far

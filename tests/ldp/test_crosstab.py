@@ -135,6 +135,7 @@ def simulate(key: str):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("key", PAIRS)
+@pytest.mark.slow
 def test_joint_cells_are_unbiased_with_the_analytic_variance(key):
     truth, estimates = simulate(key)
     cells = np.array([e.cells.reshape(-1) for e in estimates])
@@ -146,6 +147,7 @@ def test_joint_cells_are_unbiased_with_the_analytic_variance(key):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("key", PAIRS)
+@pytest.mark.slow
 def test_joint_bands_and_conditional_intervals_cover(key):
     truth, estimates = simulate(key)
     per_cell = np.mean([(e.bands.low <= truth) & (truth <= e.bands.high) for e in estimates], axis=0)
@@ -195,6 +197,7 @@ def test_bands_for_all_at_once_use_sidaks_level_and_leave_the_noisy_rows_alone()
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("key", PAIRS)
+@pytest.mark.slow
 def test_bands_for_all_at_once_cover_every_conditional_share_and_marginal_together(key):
     # Measured with these seeds: conditional shares 95.2-97.9 % jointly (each way), marginals 94.3-96.0 %
     # (each share's own intervals: 61-77 % and 82-89 % jointly). Bound: 95 % less 3 standard errors.

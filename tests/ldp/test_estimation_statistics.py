@@ -57,6 +57,7 @@ def simulate(mechanism_key: str, population: str, epsilon: float = 1.0):
 
 @pytest.mark.parametrize("population", POPULATIONS)
 @pytest.mark.parametrize("key", MECHANISMS)
+@pytest.mark.slow
 def test_estimates_are_unbiased(key, population):
     mechanism, shares, estimates = simulate(key, population)
     mean = np.mean([e.proportions for e in estimates], axis=0)
@@ -66,6 +67,7 @@ def test_estimates_are_unbiased(key, population):
 
 @pytest.mark.parametrize("population", POPULATIONS)
 @pytest.mark.parametrize("key", MECHANISMS)
+@pytest.mark.slow
 def test_empirical_variance_matches_the_analytic_variance(key, population):
     mechanism, shares, estimates = simulate(key, population)
     empirical = np.var([e.proportions for e in estimates], axis=0, ddof=1)
@@ -75,6 +77,7 @@ def test_empirical_variance_matches_the_analytic_variance(key, population):
 
 @pytest.mark.parametrize("population", POPULATIONS)
 @pytest.mark.parametrize("key", MECHANISMS)
+@pytest.mark.slow
 def test_95_percent_intervals_cover_the_truth_93_to_97_percent_of_the_time(key, population):
     _, shares, estimates = simulate(key, population)
     intervals = [e.confidence_interval(0.95) for e in estimates]
@@ -83,6 +86,7 @@ def test_95_percent_intervals_cover_the_truth_93_to_97_percent_of_the_time(key, 
 
 
 @pytest.mark.parametrize("key", MECHANISMS)
+@pytest.mark.slow
 def test_plug_in_standard_errors_track_the_analytic_ones(key):
     # The interval uses the covariance at the estimate, not at the unknown truth; on average
     # the two agree within a few percent at N = 1000.

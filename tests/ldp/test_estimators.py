@@ -76,6 +76,7 @@ def test_consistent_estimates_carry_score_bands_within_zero_and_one():
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("name", ["krr", "subset", "oue", "olh", "hadamard", "cms"])
+@pytest.mark.slow
 def test_score_bands_cover_93_to_97_percent_even_for_small_shares(name):
     # 2000 repetitions at n = 1000, shares down to 2.5 %: a coverage rate's standard error is
     # sqrt(0.95 * 0.05 / 2000) = 0.49 %, so 93-97 % is +/- 4 of them.
@@ -115,6 +116,7 @@ def test_the_auto_choice_is_reproducible_and_needs_no_seed():
         ("olh", 10, 2000, 1.0, "concentrated", "norm-sub"),
     ],
 )
+@pytest.mark.slow
 def test_auto_gets_nine_tenths_of_the_way_to_the_better_adjustment(name, k, n, epsilon, answers, better):
     """Mean largest error over 400 seeded tallies: the adjustment auto chooses when it does not
     shrink (Mechanism.automatic_adjustment) errs more than the better adjustment by at most a
@@ -183,6 +185,7 @@ def test_unified_bands_equal_score_bands_away_from_the_edges():
         ("oue", (2000 / np.arange(1, 21) ** 1.1 / np.sum(1 / np.arange(1, 21) ** 1.1)).round(), 1.0),  # k = 20 Zipf
     ],
 )
+@pytest.mark.slow
 def test_consistent_bands_cover_every_option_including_zero_shares(name, truth, epsilon):
     # 2000 repetitions: a coverage rate's standard error is 0.49 %; 93-97 % is +/- 4 of them
     # (Bonferroni over up to 20 options at a 1e-4 two-sided rate each).

@@ -76,6 +76,7 @@ def test_queries_refuse_bad_input():
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("kind", [TextSketch, HadamardTextSketch], ids=["cms", "hcms"])
+@pytest.mark.slow
 def test_intervals_cover_and_findings_stay_within_the_false_discovery_level(kind):
     """Zipf(1.1) over 100 strings plus 100 decoys, n = 100,000, epsilon = 2, K = 64, m = 128.
 

@@ -131,6 +131,7 @@ CASES = [(name, k, ell) for name in NAMES[:3] for k, ell in ((5, 2), (20, 3))]
 
 @pytest.mark.statistical
 @pytest.mark.parametrize(("name", "k", "ell"), [*CASES, ("padding-olh", 5, 2)])
+@pytest.mark.slow
 def test_shares_and_mean_count_are_unbiased(name, k, ell):
     sets, estimates = simulate(name, k, ell)
     shares = np.array([e.shares for e in estimates])
@@ -145,6 +146,7 @@ def test_shares_and_mean_count_are_unbiased(name, k, ell):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize(("name", "k", "ell"), CASES)
+@pytest.mark.slow
 def test_bands_cover_per_option_and_all_options_at_once(name, k, ell):
     sets, estimates = simulate(name, k, ell)
     truth = sets.mean(axis=0)

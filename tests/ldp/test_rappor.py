@@ -233,6 +233,7 @@ ZIPF_DECOYS = 100
 
 
 @pytest.mark.statistical
+@pytest.mark.slow
 def test_zipf_top_strings_are_recovered_at_100000_reports_within_the_false_discovery_level():
     """Seed 004's Fig. 3 parameters (epsilon_1 = 2.04, epsilon_inf = 4 ln 3 = 4.39), n = 100,000.
 

@@ -73,6 +73,7 @@ def test_simultaneous_bands_contain_the_per_option_bands():
 @pytest.mark.statistical
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)
 @pytest.mark.parametrize("name", MECHANISMS)
+@pytest.mark.slow
 def test_simultaneous_bands_cover_every_option_at_once(name, distribution):
     joint, _ = coverage(name, distribution)
     assert joint >= 0.95 - 3 * SE, f"joint coverage {joint:.4f}"
@@ -80,6 +81,7 @@ def test_simultaneous_bands_cover_every_option_at_once(name, distribution):
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("k", [5, 20])
+@pytest.mark.slow
 def test_simultaneous_bands_cover_at_least_95_percent_on_average_at_each_k(k):
     rates = [coverage(name, d)[0] for name in MECHANISMS for d in DISTRIBUTIONS if d.startswith(f"k{k}-")]
     assert len(rates) == 4
@@ -89,6 +91,7 @@ def test_simultaneous_bands_cover_at_least_95_percent_on_average_at_each_k(k):
 @pytest.mark.statistical
 @pytest.mark.parametrize("distribution", DISTRIBUTIONS)
 @pytest.mark.parametrize("name", MECHANISMS)
+@pytest.mark.slow
 def test_per_option_bands_keep_95_percent(name, distribution):
     _, per_option = coverage(name, distribution)
     assert 0.94 <= per_option.mean() <= 0.96, per_option

@@ -75,6 +75,7 @@ def test_for_subset_selection_it_equals_the_unbiased_estimate_inside_the_simplex
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("name", ["subset", "oue"])
+@pytest.mark.slow
 def test_unbiased_at_many_reports(name):
     # Zipf(1.1) over 10 options (the smallest share 4.1 %, seven standard deviations from 0),
     # epsilon = 1, n = 100,000: each option's mean over R = 300 seeded tallies lies within 4

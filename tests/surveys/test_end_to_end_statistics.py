@@ -32,6 +32,7 @@ TRUE_SHARES = {
 }
 
 
+@pytest.mark.slow
 def test_the_reconstruction_from_stored_reports_covers_the_true_answers(organizer, settings):
     settings.RATE_LIMITS_ENABLED = False  # every respondent posts from the same test client
     survey = make_survey(organizer, allow_repeat_responses=True)

@@ -6,8 +6,8 @@ duplicate keys, NaN and huge numbers, invitation tokens never made, valid submis
 field of one report replaced by a value of another type, garbled tokens, and tokens properly
 signed (as by someone holding the key) around payloads that are not the object the server signs.
 Each answer must be a 4xx with a JSON sentence saying why, and a refused body must store nothing;
-a body that happens to be valid may be stored once (201). The fast suite runs a few hundred
-cases; the statistical suite 10,000.
+a body that happens to be valid may be stored once (201). How many bodies is the Hypothesis
+profile's (tests/conftest.py): 300 in make test ("dev"), 10,000 in make test-all and CI ("ci").
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ import pytest
 from django.core import signing
 from django.test import Client
 from django.urls import reverse
-from hypothesis import HealthCheck, given
-from hypothesis import settings as hypothesis_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission, TallyCell
 from surveys.responding.submissions import TOKEN_SALT, new_token
 from tests.base import make_number_question, make_question, make_survey
-
-QUICK_CASES = 300
-LONG_CASES = 10_000
 
 
 @pytest.fixture
@@ -211,28 +207,13 @@ def check_body(client: Any, survey: Any, body: bytes) -> None:
     assert stored_counts() == before, body[:300]
 
 
-def run_fuzz(client: Any, survey: Any, cases: int) -> None:
-    @hypothesis_settings(
-        max_examples=cases,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+@pytest.mark.first
+def test_malformed_bodies_are_refused_cleanly(client, survey):
     @given(body=bodies(survey))
     def fuzz(body: bytes) -> None:
         check_body(client, survey, body)
 
     fuzz()
-
-
-def test_malformed_bodies_are_refused_cleanly_quick(client, survey):
-    run_fuzz(client, survey, QUICK_CASES)
-
-
-@pytest.mark.statistical
-def test_malformed_bodies_are_refused_cleanly_ten_thousand_cases(client, survey):
-    run_fuzz(client, survey, LONG_CASES)
 
 
 @pytest.mark.parametrize(
