@@ -242,6 +242,8 @@ AXES_LOCKOUT_CALLABLE = "surveys.responding.ratelimits.login_refused"
 # A refused attempt is not counted, so the pause ends one window after the limit-th failure.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_RESET_ON_SUCCESS = True
+# axes' log lines name none of these (docs/deployment.md: no address or user agent is logged).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "user_agent"]
 
 # Password-reset mail leaves in a background thread, so that the page answers in the same time for
 # known and unknown addresses (surveys/accounts.py); inline in development, where it goes to the console.
