@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from typing import NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -37,13 +38,42 @@ def envlist(name: str, default: str) -> list[str]:
 
 
 def envcache(name: str, default: str) -> dict[str, object]:
-    """A cache from a URL: ``locmem://`` (this process only) or ``redis://host:port/db`` (shared)."""
+    """A cache from a URL: ``locmem://`` (this process only), ``db://table`` (a table on the primary
+    database, shared by every worker and server) or ``redis://host:port/db`` (shared)."""
     url = os.getenv(name, default).strip()
     if url.startswith(("redis://", "rediss://", "unix://")):
         return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": "murmur"}
     if url.startswith("locmem://"):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[9:] or "murmur"}
-    raise ImproperlyConfigured(f"{name} must be locmem:// or redis://host:port/db, got {url!r}")
+    if url.startswith("db://"):
+        # surveys/migrations/0015 creates the default table; another needs `manage.py createcachetable`.
+        return {"BACKEND": "surveys.cache.DatabaseCache", "LOCATION": url[5:] or "murmur_cache", "KEY_PREFIX": "murmur"}
+    raise ImproperlyConfigured(f"{name} must be locmem://, db://table or redis://host:port/db, got {url!r}")
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: What ``BEHIND_PROXY=true`` means: any peer may set the forwarded headers (``check --deploy`` refuses it).
+ANY_PEER: list[Network] = [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
+
+
+def envproxies(name: str, default: str) -> list[Network]:
+    """The reverse proxies whose forwarded headers are believed: addresses or networks joined by
+    commas (``10.0.0.0/8,127.0.0.1``); ``false`` for none; ``true`` for any peer (refused by
+    ``check --deploy``: a client that reaches the app directly could then choose its address)."""
+    value = os.getenv(name, default).strip()
+    if value.lower() in _FALSE:
+        return []
+    if value.lower() in _TRUE:
+        return list(ANY_PEER)
+    networks = []
+    for item in envlist(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must be false or the proxies' addresses or networks (10.0.0.0/8,127.0.0.1), got {item!r}"
+            ) from None
+    return networks
 
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -7,13 +7,14 @@ PostgreSQL. With ``DEBUG`` off the development ``SECRET_KEY`` is refused.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from config.env import envbool, envcache, envemail, envint, envlist, envrates
+from config.env import envbool, envcache, envemail, envint, envlist, envproxies, envrates
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,10 +36,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "axes",
     "surveys",
 ]
 
 MIDDLEWARE = [
+    # Drops X-Forwarded-For/-Proto unless the peer is a trusted proxy, before anything reads them.
+    "surveys.responding.ratelimits.ForwardedHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "surveys.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -51,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Turns django-axes' refusals into the 429 page (last, as axes asks).
+    "axes.middleware.AxesMiddleware",
 ]
 
 # Benchmarks serve the app beside a bare baseline view (bench/urls.py); everything else uses ours.
@@ -101,6 +107,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Django's password backend behind django-axes' check, which refuses a throttled login before
+# any password is checked.
+AUTHENTICATION_BACKENDS = ["surveys.responding.ratelimits.LoginThrottleBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -151,9 +160,12 @@ SECURE_COOKIES = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SECURE_COOKIES
 SECURE_HSTS_SECONDS = 0 if DEBUG else envint("SECURE_HSTS_SECONDS", "31536000")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = not DEBUG
-# Behind a TLS-terminating proxy: trust its X-Forwarded-Proto, and take the client's address for
-# rate limits from the last X-Forwarded-For entry (the one the proxy appended).
-BEHIND_PROXY = envbool("BEHIND_PROXY", "false")
+# Behind TLS-terminating proxies: BEHIND_PROXY lists their addresses or networks
+# (10.0.0.0/8,127.0.0.1). Only from them are X-Forwarded-Proto and X-Forwarded-For believed; the
+# client is the rightmost X-Forwarded-For entry that is not one of them (surveys/responding/ratelimits.py).
+# BEHIND_PROXY=true trusts any peer and is refused by `check --deploy`.
+TRUSTED_PROXIES = envproxies("BEHIND_PROXY", "false")
+BEHIND_PROXY = bool(TRUSTED_PROXIES)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_PROXY else None
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -194,9 +206,11 @@ PERMISSIONS_POLICY = ", ".join(
 # A styled, translated page instead of Django's bare one; it never shows the failure's reason.
 CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 
-# Estimates, charts and (with the hardening issue) rate limits. Local memory by default; with
-# several app servers, one Redis: CACHE_URL=redis://127.0.0.1:6379/0 (REDIS_URL is read too).
-CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://"))}
+# Estimates, charts and rate-limit counters, shared by every worker and server in production: Redis
+# when CACHE_URL (or REDIS_URL) is set, else a table on the primary database (surveys/cache.py,
+# created by `migrate`). Local memory, one process's own, only in development; `check --deploy`
+# refuses it with DEBUG off.
+CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://" if DEBUG else "db://murmur_cache"))}
 
 # Rate limits per client (surveys/responding/ratelimits.py), counted in the cache above: a keyed hash of the
 # client's address, kept only for its window. RATE_LIMITS=false turns them all off (benchmarks).
@@ -209,8 +223,31 @@ RATE_LIMITS = {
     # Mail-sending forms: password reset and resending the address check.
     "mail": envrates("RATE_LIMIT_MAIL", "5/h"),
 }
-# Wrong passwords in a row, per account and per client, before logins pause for the window.
+# Login throttling by django-axes, on its database tables (surveys/responding/ratelimits.py): the
+# limit-th wrong password in a row for one account *from one client* pauses that pair for the
+# window, so a stranger elsewhere cannot lock the owner out.
 LOGIN_FAILURES = (envint("LOGIN_FAILURE_LIMIT", "20"), envint("LOGIN_FAILURE_SECONDS", "900"))
+# Per account, from every client together: after LOGIN_DELAY_AFTER failures in the window, a client
+# the account never logged in from waits 1 s, then 2, 4, ... up to LOGIN_DELAY_MAX seconds after the
+# last failure before a password is checked; clients it logged in from within LOGIN_USUAL_DAYS do not.
+LOGIN_DELAY = (envint("LOGIN_DELAY_AFTER", "5"), envint("LOGIN_DELAY_MAX", "300"))
+LOGIN_USUAL_DAYS = envint("LOGIN_USUAL_DAYS", "90")
+AXES_ENABLED = RATE_LIMITS_ENABLED
+AXES_HANDLER = "surveys.responding.ratelimits.LoginThrottle"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = LOGIN_FAILURES[0]
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_FAILURES[1])
+AXES_CLIENT_IP_CALLABLE = "surveys.responding.ratelimits.login_client"
+AXES_LOCKOUT_CALLABLE = "surveys.responding.ratelimits.login_refused"
+# A refused attempt is not counted, so the pause ends one window after the limit-th failure.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = True
+# axes' log lines name none of these (docs/deployment.md: no address or user agent is logged).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "user_agent"]
+
+# Password-reset mail leaves in a background thread, so that the page answers in the same time for
+# known and unknown addresses (surveys/accounts.py); inline in development, where it goes to the console.
+MAIL_IN_BACKGROUND = envbool("MAIL_IN_BACKGROUND", "false" if DEBUG else "true")
 
 # Shards of every tally and hourly counter: a submission adds to one at random, so concurrent
 # respondents rarely wait on the same row; readers sum them (docs/deployment.md).
@@ -242,5 +279,7 @@ LOGGING = {
     "loggers": {
         "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
         "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+        # django-axes: failures and pauses (warnings), not every step (info).
+        "axes": {"level": "WARNING"},
     },
 }

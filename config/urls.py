@@ -6,14 +6,12 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
 from surveys.accounts import LocalizedPasswordResetForm
-from surveys.responding.ratelimits import login_throttled, rate_limited
+from surveys.responding.ratelimits import rate_limited
 
 urlpatterns = [
-    # Both log-in forms pause after repeated wrong passwords (surveys/responding/ratelimits.py); these patterns
-    # come before the admin's and auth's own, which they replace.
-    path("admin/login/", login_throttled(admin.site.login)),
+    # Both log-in forms are throttled by django-axes' authentication backend
+    # (surveys/responding/ratelimits.py: LoginThrottle).
     path("admin/", admin.site.urls),
-    path("accounts/login/", login_throttled(auth_views.LoginView.as_view()), name="login"),
     path(
         "accounts/password_reset/",
         rate_limited("mail")(

@@ -6,18 +6,30 @@ for :data:`CONFIRM_MAX_AGE`); it confirms that address only, so changing the add
 and it needs no stored token. Mail goes out in :attr:`Account.language`, the language the organizer
 last used Murmur in (set at sign-up and at each log-in); English and Korean templates come from
 the catalogs like every page.
+
+A password reset answers in the same time whether or not the address belongs to an account: the
+request only schedules one background task (:func:`in_background`), which looks the address up,
+makes the link and sends the mail. No job queue is installed, so the task runs in a daemon
+thread once the request's transaction has committed and its response has been sent; a worker
+that dies first loses that mail, which the organizer can ask for again.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.auth.signals import user_logged_in
 from django.core import signing
 from django.core.mail import send_mail
+from django.core.signals import request_finished
+from django.db import connections, transaction
 from django.dispatch import receiver
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -25,6 +37,8 @@ from django.urls import reverse
 from django.utils import translation
 
 from surveys.models import Account
+
+logger = logging.getLogger(__name__)
 
 CONFIRM_SALT = "murmur.confirm-email"
 CONFIRM_MAX_AGE = 3 * 24 * 3600
@@ -78,8 +92,53 @@ def send_confirmation(request: HttpRequest, user: Any) -> None:
     send_localized_mail(user, "registration/confirm_email_subject.txt", "registration/confirm_email.txt", context)
 
 
+def in_background(task: Callable[[], None]) -> None:
+    """Run ``task`` off the request path (``MAIL_IN_BACKGROUND``, on in production): in a daemon
+    thread started once the transaction has committed *and* the response has been sent, so that
+    not even its competition for the interpreter shows in the answer's time. Without the setting
+    (development, where mail goes to the console), at once. The thread speaks the request's
+    language and closes its own database connections."""
+    if not settings.MAIL_IN_BACKGROUND:
+        task()
+        return
+    language = translation.get_language()
+
+    def run() -> None:
+        try:
+            with translation.override(language):
+                task()
+        except Exception:
+            logger.exception("A background mail task failed.")
+        finally:
+            connections.close_all()
+
+    def start() -> None:
+        threading.Thread(target=run, name="murmur-mail", daemon=True).start()
+
+    transaction.on_commit(lambda: _after_response.__dict__.setdefault("starts", []).append(start))
+
+
+#: Per request-handling thread: the background tasks waiting for the response to be sent.
+_after_response = threading.local()
+
+
+@receiver(request_finished)
+def start_background_tasks(**_: Any) -> None:
+    """The response has been sent (Django sends request_finished when the server closes it)."""
+    starts = _after_response.__dict__.pop("starts", [])
+    for start in starts:
+        start()
+
+
 class LocalizedPasswordResetForm(PasswordResetForm):
-    """Django's reset form, writing each mail in its recipient's language."""
+    """Django's reset form, writing each mail in its recipient's language, in the background: the
+    request does the same work for a known and an unknown address (see the module docstring)."""
+
+    def save(self, domain_override: str | None = None, request: HttpRequest | None = None, **kwargs: Any) -> None:
+        if domain_override is None and request is not None:
+            domain_override = request.get_host()
+        send = super().save
+        in_background(lambda: send(domain_override=domain_override, **kwargs))
 
     def send_mail(
         self,

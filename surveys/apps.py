@@ -9,7 +9,6 @@ class SurveysConfig(AppConfig):
     verbose_name = _("Surveys")
 
     def ready(self) -> None:
-        # Connects the login-failure counters and the mail language to django.contrib.auth's
-        # signals; registers the deployment checks.
+        # Connects the mail language to django.contrib.auth's signals; registers the deployment
+        # checks. (Login throttling is django-axes', connected by its own app.)
         from surveys import accounts, checks  # noqa: F401
-        from surveys.responding import ratelimits  # noqa: F401

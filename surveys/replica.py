@@ -45,7 +45,9 @@ class ResultsReplicaRouter:
     """Django database router: results reads to the replica, everything else to the primary."""
 
     def db_for_read(self, model: type, **hints: Any) -> str | None:
-        if _reading_results.get() and REPLICA in settings.DATABASES:
+        # The database cache holds rate-limit counters: always the primary, never a lagging copy.
+        cache_table = getattr(getattr(model, "_meta", None), "app_label", None) == "django_cache"
+        if _reading_results.get() and REPLICA in settings.DATABASES and not cache_table:
             return REPLICA
         return None
 

@@ -13,11 +13,24 @@ boundary, and make tests depend on the time of day.) Limits are set per name in
 ``settings.RATE_LIMITS`` (``config.env.envrates``: ``"30/m,300/h"``) and switched off all at once
 with ``RATE_LIMITS=false`` (benchmarks, tests that post thousands of times).
 
-Logins count *failures* separately by account and by client (``settings.LOGIN_FAILURES``): after
-that many wrong passwords in a row for one username, or from one client within the window, every
-further attempt is answered 429 before any password is checked, so the attacker learns nothing
-from it. A successful login clears its account's count, not its client's: otherwise one valid
-account would let a client try passwords on all the others.
+With ``DEBUG`` off and no ``CACHE_URL`` the cache is a table on the primary database
+(surveys/cache.py), so the counters are shared by every worker without Redis.
+
+The client's address is the peer's, or, when the peer is one of the trusted proxies
+(``BEHIND_PROXY``: their addresses or networks), the rightmost ``X-Forwarded-For`` entry that is
+not a trusted proxy: the address the outermost trusted proxy saw. Entries further left are the
+client's own claims. :class:`ForwardedHeadersMiddleware` drops the forwarded headers from any
+other peer, so neither the limits nor ``X-Forwarded-Proto`` can be steered by a client that
+reaches the app directly.
+
+Logins are throttled by django-axes (maintained, database handler) on the same address,
+pseudonymized (:func:`login_client`), with one layer of ours, :class:`LoginThrottle`, because axes
+has no progressive delay: axes pauses one *account and client* pair after
+``settings.LOGIN_FAILURES`` wrong passwords in a row, so strangers' failures elsewhere never lock
+the owner out; and per account, across every client, after ``settings.LOGIN_DELAY`` failures a
+client the account never logged in from must wait 1, 2, 4 ... seconds (up to a cap) after the
+last failure before a password is checked. A refused attempt is answered 429 before any password
+is checked and is not counted, so the attacker learns nothing and cannot lengthen the wait.
 """
 
 from __future__ import annotations
@@ -26,14 +39,19 @@ import ipaddress
 import math
 import time
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from functools import wraps
 from typing import Any
 
+from axes.backends import AxesStandaloneBackend
+from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_client_username
+from axes.models import AccessAttempt, AccessLog
 from django.conf import settings
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
-from django.dispatch import receiver
+from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.crypto import salted_hmac
@@ -43,13 +61,26 @@ Rate = tuple[int, int]  # (count, seconds)
 View = Callable[..., HttpResponse]
 
 
+def _trusted_proxy(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in settings.TRUSTED_PROXIES)
+
+
 def client_address(request: HttpRequest) -> str:
-    """The client's address: the peer's, or behind a trusted proxy (``BEHIND_PROXY``) the last
-    ``X-Forwarded-For`` entry, the one the proxy itself appended. IPv6 is cut to its /64."""
+    """The client's address: the peer's, or, from a trusted proxy (``BEHIND_PROXY``), the rightmost
+    ``X-Forwarded-For`` entry that is not a trusted proxy. IPv6 is cut to its /64."""
     address = request.META.get("REMOTE_ADDR", "")
-    if settings.BEHIND_PROXY:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
-        address = forwarded or address
+    if _trusted_proxy(address):
+        for entry in reversed(request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")):
+            if entry.strip():
+                address = entry.strip()
+                if not _trusted_proxy(address):
+                    break
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -59,6 +90,29 @@ def client_address(request: HttpRequest) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+FORWARDED_HEADERS = (
+    "HTTP_FORWARDED",
+    "HTTP_X_FORWARDED_FOR",
+    "HTTP_X_FORWARDED_PROTO",
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_X_FORWARDED_PORT",
+)
+
+
+class ForwardedHeadersMiddleware:
+    """Forget the forwarded headers unless the peer is a trusted proxy: from anyone else they are
+    the client's own claims (Django's ``SECURE_PROXY_SSL_HEADER`` would believe them from any peer)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not _trusted_proxy(request.META.get("REMOTE_ADDR", "")):
+            for header in FORWARDED_HEADERS:
+                request.META.pop(header, None)
+        return self.get_response(request)
 
 
 def keyed_hash(*parts: str) -> str:
@@ -147,6 +201,15 @@ LOGIN_WAIT = ngettext_lazy(
     "the account, logging in is paused for about %(minutes)s minutes.",
     "minutes",
 )
+LOGIN_DELAY_WAIT = ngettext_lazy(
+    "Many wrong passwords were tried for this account lately. To protect it, a password from a "
+    "device or network it has not logged in from is checked only after a pause: try again in "
+    "%(seconds)s second.",
+    "Many wrong passwords were tried for this account lately. To protect it, a password from a "
+    "device or network it has not logged in from is checked only after a pause: try again in "
+    "%(seconds)s seconds.",
+    "seconds",
+)
 
 
 def in_minutes(message: Any, wait: int) -> str:
@@ -178,53 +241,85 @@ def rate_limited(
     return decorator
 
 
-# -- logins -----------------------------------------------------------------------------------
+# -- logins (django-axes) ----------------------------------------------------------------------
 
 
-def _account_key(username: str) -> str:
-    return keyed_hash("account", username.strip().casefold())
+def login_client(request: HttpRequest) -> str:
+    """The client as django-axes stores it: a keyed hash of :func:`client_address`, written as an
+    IPv6 address in the unique-local range (axes' column holds addresses), so no address is kept
+    in the clear in its tables or logs."""
+    return str(ipaddress.IPv6Address(bytes.fromhex("fd" + keyed_hash(client_address(request), "login")[:30])))
 
 
-def _login_keys(request: HttpRequest, username: str) -> list[str]:
-    return [f"rl:login:{_account_key(username)}", f"rl:login:{client_key(request, 'login')}"]
+class LoginThrottleBackend(AxesStandaloneBackend, ModelBackend):
+    """Django's password backend behind axes' check, which refuses a throttled login before the
+    password is checked; one backend, so that ``login()`` after sign-up needs no backend named.
+    A login without a request (the test client's ``login()``, the shell) has no client to count."""
+
+    def authenticate(
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> Any:
+        if request is not None:
+            AxesStandaloneBackend.authenticate(self, request, username, password, **kwargs)
+        return ModelBackend.authenticate(self, request, username, password, **kwargs)
 
 
-def login_wait(request: HttpRequest, username: str, now: float | None = None) -> int | None:
-    """Seconds until this account and this client may try a password again; None if they may now."""
-    if not settings.RATE_LIMITS_ENABLED:
-        return None
-    now = time.time() if now is None else now
-    limit, seconds = settings.LOGIN_FAILURES
-    waits = [
-        _seconds_left(key, seconds, now) for key in _login_keys(request, username) if (cache.get(key) or 0) >= limit
-    ]
-    return max(waits) if waits else None
+class LoginThrottle(AxesDatabaseHandler):
+    """axes' database handler (the pause per account and client) plus the delay per account."""
+
+    def is_locked(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> bool:
+        refusal = self.refusal(request, credentials)
+        request.murmur_login_refusal = refusal  # type: ignore[attr-defined]
+        return refusal is not None
+
+    def refusal(self, request: HttpRequest, credentials: dict[str, Any] | None) -> tuple[int, str] | None:
+        """(seconds to wait, the sentence saying why), or None if a password may be checked now."""
+        now = request.axes_attempt_time  # type: ignore[attr-defined]
+        window = timedelta(seconds=settings.LOGIN_FAILURES[1])
+        if super().is_locked(request, credentials):
+            last = max(
+                attempts.aggregate(last=Max("attempt_time"))["last"] or now
+                for attempts in self.get_user_attempts(request, credentials)
+            )
+            wait = _whole_seconds(last + window - now)
+            return wait, in_minutes(LOGIN_WAIT, wait)
+        after, longest = settings.LOGIN_DELAY
+        username = get_client_username(request, credentials)
+        account = AccessAttempt.objects.filter(username=username, attempt_time__gte=now - window)
+        totals = account.aggregate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+        failures = totals["failures"] or 0
+        if failures < after:
+            return None
+        delay = timedelta(seconds=min(2 ** min(failures - after, 30), longest))
+        if totals["last"] + delay <= now:
+            return None
+        usual = AccessLog.objects.filter(
+            username=username,
+            ip_address=request.axes_ip_address,  # type: ignore[attr-defined]
+            attempt_time__gte=now - timedelta(days=settings.LOGIN_USUAL_DAYS),
+        )
+        if usual.exists():
+            return None
+        wait = _whole_seconds(totals["last"] + delay - now)
+        return wait, str(LOGIN_DELAY_WAIT % {"seconds": wait})
 
 
-@receiver(user_login_failed)
-def count_login_failure(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
-    if request is None or not settings.RATE_LIMITS_ENABLED:
-        return
-    _, seconds = settings.LOGIN_FAILURES
-    now = time.time()
-    for key in _login_keys(request, str(credentials.get("username", ""))):
-        _increment(key, seconds, now)
+def _whole_seconds(delta: timedelta) -> int:
+    return max(1, math.ceil(delta.total_seconds()))
 
 
-@receiver(user_logged_in)
-def forget_account_failures(sender: Any, request: HttpRequest | None, user: Any, **_: Any) -> None:
-    cache.delete(f"rl:login:{_account_key(user.get_username())}")
+def login_refused(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict[str, Any] | None = None
+) -> HttpResponse:
+    """axes' lockout response: the 429 page with ``Retry-After``.
 
-
-def login_throttled(view: View) -> View:
-    """Answer a login POST 429 while its account or client is over the failure limit."""
-
-    @wraps(view)
-    def throttled(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if request.method == "POST":
-            wait = login_wait(request, str(request.POST.get("username", "")))
-            if wait is not None:
-                return too_many_requests(request, wait, in_minutes(LOGIN_WAIT, wait))
-        return view(request, *args, **kwargs)
-
-    return throttled
+    axes also calls this for the wrong password that reaches the limit; that one was checked, so
+    its answer is the form saying the password is wrong, and the pause starts with the next attempt.
+    """
+    refusal = getattr(request, "murmur_login_refusal", None)
+    if refusal is None:
+        if original_response is not None:
+            return original_response
+        refusal = (settings.LOGIN_FAILURES[1], in_minutes(LOGIN_WAIT, settings.LOGIN_FAILURES[1]))
+    wait, message = refusal
+    return too_many_requests(request, wait, message)
