@@ -232,6 +232,9 @@ LOGIN_FAILURES = (envint("LOGIN_FAILURE_LIMIT", "20"), envint("LOGIN_FAILURE_SEC
 # last failure before a password is checked; clients it logged in from within LOGIN_USUAL_DAYS do not.
 LOGIN_DELAY = (envint("LOGIN_DELAY_AFTER", "5"), envint("LOGIN_DELAY_MAX", "300"))
 LOGIN_USUAL_DAYS = envint("LOGIN_USUAL_DAYS", "90")
+# Per client, across every account: after this many wrong passwords in the window the client pauses
+# (password spraying: a few passwords tried on many accounts); five times the per-account-and-client limit.
+LOGIN_CLIENT_FAILURES = envint("LOGIN_CLIENT_FAILURE_LIMIT", "100")
 AXES_ENABLED = RATE_LIMITS_ENABLED
 AXES_HANDLER = "surveys.responding.ratelimits.LoginThrottle"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

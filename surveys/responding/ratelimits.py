@@ -265,7 +265,10 @@ class LoginThrottleBackend(AxesStandaloneBackend, ModelBackend):
 
 
 class LoginThrottle(AxesDatabaseHandler):
-    """axes' database handler (the pause per account and client) plus the delay per account."""
+    """axes' database handler (the pause per account and client) plus the delay per account, and a
+    pause per client across every account (``settings.LOGIN_CLIENT_FAILURES`` wrong passwords in the
+    window), which stops one client trying a few passwords on many accounts (password spraying)
+    without letting a stranger's failures elsewhere lock the owner out."""
 
     def is_locked(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> bool:
         refusal = self.refusal(request, credentials)
@@ -282,6 +285,13 @@ class LoginThrottle(AxesDatabaseHandler):
                 for attempts in self.get_user_attempts(request, credentials)
             )
             wait = _whole_seconds(last + window - now)
+            return wait, in_minutes(LOGIN_WAIT, wait)
+        sprayed = AccessAttempt.objects.filter(
+            ip_address=request.axes_ip_address,  # type: ignore[attr-defined]
+            attempt_time__gte=now - window,
+        ).aggregate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+        if (sprayed["failures"] or 0) >= settings.LOGIN_CLIENT_FAILURES:
+            wait = _whole_seconds(sprayed["last"] + window - now)
             return wait, in_minutes(LOGIN_WAIT, wait)
         after, longest = settings.LOGIN_DELAY
         username = get_client_username(request, credentials)

@@ -169,6 +169,16 @@ def test_a_clients_failures_on_other_accounts_do_not_pause_its_own(organizer, se
     assert office.post(reverse("login"), {"username": "alice", "password": PASSWORD}).status_code == 302
 
 
+def test_a_client_spraying_many_accounts_pauses_while_the_owner_still_logs_in(organizer, settings):
+    settings.LOGIN_DELAY = (1000, 300)
+    settings.LOGIN_CLIENT_FAILURES = 5
+    sprayer = client_at("203.0.113.61")
+    for number in range(5):
+        assert wrong_login(sprayer, reverse("login"), username=f"someone{number}").status_code == 200
+    assert sprayer.post(reverse("login"), {"username": "alice", "password": PASSWORD}).status_code == 429
+    assert right_login(client_at("198.51.100.61")).status_code == 302
+
+
 def test_a_successful_login_clears_its_clients_count(organizer, settings):
     settings.LOGIN_DELAY = (1000, 300)
     client = client_at("198.51.100.99")
