@@ -68,7 +68,7 @@ def geometric(k: int, ratio: float = 0.7) -> np.ndarray:
     return weights / weights.sum()
 
 
-#: The issues' grids (seed 004's, k = 20 Zipf, issue 18's k = 64 Zipf), run by default, and answer
+#: The benchmark grids (seed 004's, k = 20 Zipf, k = 64 Zipf), run by default, and answer
 #: distributions they do not name (--grid).
 GRIDS = {"seed004": (5, np.full(5, 0.2)), "zipf20": (20, zipf(20)), "zipf64": (64, zipf(64))}
 OTHER_GRIDS = {"concentrated20": (20, concentrated(20)), "geometric20": (20, geometric(20))}

@@ -266,7 +266,7 @@ def choose_consistency(
     largest shares are next to how many small ones there are (clipping divides the largest by the
     total of the positive noise; Norm-Sub piles the mass of many small shares onto the few that
     noise lifts highest). Each reference gets that wrong somewhere: the midpoint at large k (on 64
-    Zipf(1.1) answers it picked clipping where Norm-Sub errs 1.3 times less, issue 18); the
+    Zipf(1.1) answers it picked clipping where Norm-Sub errs 1.3 times less); the
     rank-matched deconvolved shares when one noisy estimate far out gets an atom of its own (at
     k = 256 with evenly spread answers it then picked Norm-Sub on about 2 % of tallies, which erred
     up to 14 times clipping's error); 1/k when the answers are concentrated. A wrong choice costs

@@ -1,4 +1,4 @@
-"""Manipulation detection and robust estimates for frequency questions (issue 16, item 2).
+"""Manipulation detection and robust estimates for frequency questions.
 
 Fake reports (Cao, Jia, Gong 2021) are reports that did not come from the mechanism applied to
 some respondent's true answer. This module tests a tally for them and, when the tests reject,

@@ -51,7 +51,7 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("docs/experiments"))
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
-    parser.add_argument("--large-k", action="store_true", help="adjustment: issue 18's grid, k from 2 to 256")
+    parser.add_argument("--large-k", action="store_true", help="adjustment: the large-k grid, k from 2 to 256")
     parser.add_argument("--repetitions", type=int, help="override the experiment's repetitions")
     parser.add_argument("--options", type=int, nargs="*", help="adjustment: only these k (numbers of options)")
     args = parser.parse_args()

@@ -1,7 +1,7 @@
-"""Which consistent estimate errs less, and how close the "auto" rule gets (issues 7 and 18).
+"""Which consistent estimate errs less, and how close the "auto" rule gets.
 
 For k-RR and subset selection, k in {5, 20}, n in {500, 1000, 5000}, epsilon in {0.1, 0.5, 1, 2}
-(or issue 18's grid, :data:`LARGE_K_GRID`: subset selection, k from 2 to 256) and nine answer
+(or the large-k grid, :data:`LARGE_K_GRID`: subset selection, k from 2 to 256) and nine answer
 distributions, R seeded tallies from the mechanisms' exact samplers are estimated with
 clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
 
@@ -13,7 +13,7 @@ clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
   distribution rank-matched to the estimate, and the midpoint of the two adjustments;
 * ``rank-matched (before)``: 1/k if inside the bands, else the rank-matched shares alone (the
   rule before minimax regret);
-* ``midpoint (before issue 18)``: 1/k if inside the bands, else the midpoint alone.
+* ``midpoint (the earlier rule)``: 1/k if inside the bands, else the midpoint alone.
 
 Metric: mean over repetitions of the largest absolute error over the options, and each rule's
 ratio to the better of the two adjustments in that cell (1 = as good as knowing which is better).
@@ -81,7 +81,7 @@ DISTRIBUTIONS: dict[str, Callable[[int], np.ndarray]] = {
     "sparse": _sparse,
     "point mass": lambda k: np.eye(k)[0],
 }
-#: Issue 18's validation grid (``python -m ldp.experiments adjustment --large-k``): k from 2 to 256.
+#: The large-k validation grid (``python -m ldp.experiments adjustment --large-k``): k from 2 to 256.
 LARGE_K_GRID = {
     "mechanisms": ("subset",),
     "options": (2, 5, 20, 64, 256),
@@ -104,7 +104,7 @@ CHOOSERS: dict[str, Chooser] = {
     "rank-matched (before)": lambda u, region, prior: {
         "reference": np.full(u.size, 1.0 / u.size) if _inside(u, region) else prior.rank_matched(u)
     },
-    "midpoint (before issue 18)": lambda u, region, prior: {
+    "midpoint (the earlier rule)": lambda u, region, prior: {
         "reference": np.full(u.size, 1.0 / u.size)
         if _inside(u, region)
         else (project_onto_simplex(u) + clip_and_renormalize(u)) / 2
@@ -184,7 +184,7 @@ def measure(name: str, k: int, n: int, epsilon: float, answers: str, repetitions
         mean["auto"],
         mean["auto's Norm-Sub or clip"],
         mean["rank-matched (before)"],
-        mean["midpoint (before issue 18)"],
+        mean["midpoint (the earlier rule)"],
         float(np.mean(shrink)),
         ratio_se("auto"),
         ratio_se("auto's Norm-Sub or clip"),
@@ -199,7 +199,7 @@ COLUMNS = (
     ("auto", "auto"),
     ("auto's Norm-Sub or clip", "auto_chooser"),
     ("rank-matched (before)", "rank_matched"),
-    ("midpoint (before issue 18)", "midpoint"),
+    ("midpoint (the earlier rule)", "midpoint"),
 )
 
 

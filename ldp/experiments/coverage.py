@@ -1,4 +1,4 @@
-"""Measured coverage of Murmur's 95 % bands, for every mechanism (issue 7).
+"""Measured coverage of Murmur's 95 % bands, for every mechanism.
 
 For each mechanism (k = 5, epsilon = 1), answer distribution and n, R seeded repetitions draw a
 tally with the mechanism's exact sampler and check whether each option's true share lies in

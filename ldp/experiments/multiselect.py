@@ -1,4 +1,4 @@
-"""Multi-select and cross-tab experiments (issue 15): measured errors against the analytic ones.
+"""Multi-select and cross-tab experiments: measured errors against the analytic ones.
 
 multiselect: for k options, at most l choices and epsilon, a population of n = 2000 respondents
 in the advisor's reference shape (as many respondents choose 0, 1, ..., l options; sets spread

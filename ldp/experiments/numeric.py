@@ -1,4 +1,4 @@
-"""Mean estimation on a numeric question: error against epsilon for every numeric mechanism (issue 14).
+"""Mean estimation on a numeric question: error against epsilon for every numeric mechanism.
 
 Values lie in [-1, 1], the scale of Wang et al. (ICDE 2019). For each mechanism and epsilon, n
 respondents all hold the same value t (t = 0, Duchi's worst case, and t = 1, Piecewise's), and

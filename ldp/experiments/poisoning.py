@@ -1,4 +1,4 @@
-"""Poisoning attacks against Murmur's mechanisms, and what :mod:`ldp.integrity` makes of them (issue 16).
+"""Poisoning attacks against Murmur's mechanisms, and what :mod:`ldp.integrity` makes of them.
 
 Setting: k = 8 options, epsilon = 1, n = 2000 genuine respondents with answer shares
 TRUTH (the target, option 3, truly 10 %), and m = round(beta n / (1 - beta)) fake reports, so

@@ -1,4 +1,4 @@
-"""Free text under RAPPOR and CMS, and the longitudinal leak with and without memoization (issue 17).
+"""Free text under RAPPOR and CMS, and the longitudinal leak with and without memoization.
 
 Decoding: seed 004's RAPPOR parameters (Fig. 3: 32 bits, h = 2, 64 cohorts, f = 0.5, p = 0.25,
 q = 0.75; epsilon_1 = 2.04, epsilon_inf = 4 ln 3 = 4.39) against Apple's Count Mean Sketch and

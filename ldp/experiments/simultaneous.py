@@ -1,4 +1,4 @@
-"""Joint coverage of simultaneous bands (issue 15, item 4): do all options' bands cover at once?
+"""Joint coverage of simultaneous bands: do all options' bands cover at once?
 
 For each mechanism (epsilon = 1), answer distribution (k = 5 and k = 20) and n = 1000, R seeded
 repetitions draw a tally with the mechanism's exact sampler. Reported: the share of repetitions

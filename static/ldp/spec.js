@@ -5,7 +5,7 @@
  *
  * A randomizer trusts its spec completely: a probability that is missing, NaN, out of [0, 1] or
  * a string, a missing k, an index table of the wrong shape, all change what leaves the browser,
- * and some give the answer away (issue 16). So every field is checked here before any answer is
+ * and some give the answer away. So every field is checked here before any answer is
  * randomized, against the same bounds ldp enforces when it builds a mechanism, and a malformed
  * spec throws a SpecError naming the field; it is never randomized.
  *

@@ -1,6 +1,6 @@
 """Running sufficient statistics in the database: sharded tally cells and hourly counters.
 
-The storage design (issue 12; ``docs/deployment.md`` says why):
+The storage design (``docs/deployment.md`` says why):
 
 - Reports are append-only rows with random ids.
 - Each randomization's ldp ``Tally`` is kept as :class:`~surveys.models.TallyCell` rows keyed by
@@ -13,8 +13,8 @@ The storage design (issue 12; ``docs/deployment.md`` says why):
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
 - For bit-vector mechanisms (unary encodings, dBitFlip, CMS) extra cells from
-  ``TallyCell.PROFILE_CELL`` down hold ``ldp.integrity.weight_profile`` flattened row by row
-  (issue 16): the reports by their number of one-bits w and, for unary encodings, by weight and
+  ``TallyCell.PROFILE_CELL`` down hold ``ldp.integrity.weight_profile`` flattened row by row:
+  the reports by their number of one-bits w and, for unary encodings, by weight and
   bucket bit, the per-report statistics of the manipulation check: (d + 1)(k + 1) cells at most,
   of which a report touches 1 + w.
   Reports stored before these cells existed are simply not in the histogram (the test uses any

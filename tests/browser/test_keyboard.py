@@ -1,4 +1,4 @@
-"""A respondent answers and sends with the keyboard only (issue 13): Tab, arrow keys, Enter."""
+"""A respondent answers and sends with the keyboard only: Tab, arrow keys, Enter."""
 
 from __future__ import annotations
 

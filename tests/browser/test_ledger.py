@@ -1,4 +1,4 @@
-"""The respondent's privacy ledger (issue 17, item 5): kept by the browser only, never sent."""
+"""The respondent's privacy ledger: kept by the browser only, never sent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A recurring survey in real Chromium (issue 17): two rounds answered in one browser, the RAPPOR
+"""A recurring survey in real Chromium: two rounds answered in one browser, the RAPPOR
 short answer memoized from a device secret that never leaves the browser, the trend on the
 dashboard, and both rounds in the respondent's ledger."""
 

@@ -2,7 +2,7 @@
 
 Every page on the way is checked by axe-core (npm's package, injected into the page) and must have
 no violation at all; Korean pages must carry no English words beyond proper nouns, mechanism
-acronyms and ε (issue 13's "done when").
+acronyms and ε.
 """
 
 from __future__ import annotations

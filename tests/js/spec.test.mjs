@@ -135,14 +135,14 @@ test("a spec that is not an object is refused", () => {
   }
 });
 
-// -- the malformed specs of issue 16 ----------------------------------------------------------
+// -- malformed specs ---------------------------------------------------------------------
 
-test("issue 16: a CMS spec without its keep probability is refused", () => {
+test("malformed spec: a CMS spec without its keep probability is refused", () => {
   assertRefused({ mechanism: "cms", k: 5, hash_count: 1, width: 4, hashes: [[0, 1, 2, 3, 0]] }, { answer: 2 });
   assertRefused({ mechanism: "cms", k: 5, epsilon: 1, hash_count: 1, width: 4, hashes: [[0, 1, 2, 3, 0]] }, { answer: 2, field: "keep_probability" });
 });
 
-test("issue 16: k-RR, unary and subset specs without their probabilities are refused", () => {
+test("malformed spec: k-RR, unary and subset specs without their probabilities are refused", () => {
   assertRefused(setField(SPECS["krr-k5"], "keep_probability", undefined), { field: "keep_probability" });
   for (const key of ["4bitflip", "sue", "oue"]) {
     assertRefused(setField(SPECS[key], "true_bit_probability", undefined), { field: "true_bit_probability" });
@@ -151,22 +151,22 @@ test("issue 16: k-RR, unary and subset specs without their probabilities are ref
   assertRefused(setField(SPECS["subset"], "in_probability", undefined), { field: "in_probability" });
 });
 
-test("issue 16: a missing k does not let answer 99 through", () => {
+test("malformed spec: a missing k does not let answer 99 through", () => {
   for (const key of ["krr-k5", "4bitflip", "subset", "olh", "hadamard", "cms-small", "hcms"]) {
     assertRefused(setField(SPECS[key], "k", undefined), { field: "k", answer: 99 });
   }
 });
 
-test("issue 16: d = 0 and subset_size = 0 are refused", () => {
+test("malformed spec: d = 0 and subset_size = 0 are refused", () => {
   assertRefused(setField(SPECS["4bitflip"], "d", 0), { field: "d" });
   assertRefused(setField(SPECS["subset"], "subset_size", 0), { field: "subset_size" });
 });
 
-test("issue 16: OLH with range_size 0 or 1 is refused", () => {
+test("malformed spec: OLH with range_size 0 or 1 is refused", () => {
   for (const g of [0, 1]) assertRefused(setField(SPECS["olh"], "range_size", g), { field: "range_size" });
 });
 
-test("issue 16: Hadamard sets with out-of-range indexes are refused", () => {
+test("malformed spec: Hadamard sets with out-of-range indexes are refused", () => {
   const spec = clone(SPECS["hadamard"]);
   spec.sets[2][1] = spec.size + 3;
   assertRefused(spec, { field: "sets[2][1]" });

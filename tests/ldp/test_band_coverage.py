@@ -1,4 +1,4 @@
-"""Issue 18, item 2: the consistent estimate's bands (Feldman-Cousins unified intervals) cover
+"""The consistent estimate's bands (Feldman-Cousins unified intervals) cover
 94-96 % at k = 5, 20 and 64, options nobody chose included.
 
 10,000 seeded tallies per case: a coverage rate's standard error is sqrt(0.95 * 0.05 / 10000)

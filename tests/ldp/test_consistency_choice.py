@@ -1,4 +1,4 @@
-"""Issue 18: "auto" at large k, its empirical-Bayes step, and the empirical-Bayes estimator's bias."""
+"""The "auto" estimate at large k, its empirical-Bayes step, and the empirical-Bayes estimator's bias."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_the_fitted_share_distribution_keeps_a_dominant_share_apart():
 @pytest.mark.statistical
 @pytest.mark.slow
 def test_auto_no_longer_clips_skewed_answers_at_k_64():
-    """Issue 18's failure: 64 options, Zipf(1.1) answers, n = 5000, epsilon = 0.5, the advisor's
+    """A failure of the earlier rule: 64 options, Zipf(1.1) answers, n = 5000, epsilon = 0.5, the advisor's
     mechanism (subset selection, 24 of 64). Before, auto's reference (the midpoint of the two
     candidates) chose clipping and erred 1.2-1.3 times Norm-Sub's error; over 200 seeded tallies the
     rank-matched reference must be clearly better than the old rule (paired, 3 standard errors)

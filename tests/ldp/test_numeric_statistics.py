@@ -1,4 +1,4 @@
-"""Numeric mean estimators: unbiased, and their 95 % intervals cover 94-96 % (issue 14).
+"""Numeric mean estimators: unbiased, and their 95 % intervals cover 94-96 %.
 
 Each survey draws n = 400 respondents' values afresh from a skewed population on [lo, hi]
 (a Beta(2, 5) law scaled to [0, 10], mean 20/7), randomizes them with the vectorized randomizer

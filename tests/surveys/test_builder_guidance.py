@@ -1,4 +1,4 @@
-"""The builder's guidance (issue 13, items 4 and 6): default ε cap, budget warning, the share link
+"""The builder's guidance: default ε cap, budget warning, the share link
 with a copy button, and a public page in plain language with keyboard-reachable tables."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Single-use invitation links (issue 16, item 1): one response per invitation, and no stored field
+"""Single-use invitation links: one response per invitation, and no stored field
 that links an invitation to the response it made."""
 
 from __future__ import annotations

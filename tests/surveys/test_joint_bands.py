@@ -1,4 +1,4 @@
-"""Bands that hold for all options at once (issue 15, item 4), offered beside each option's own: on the
+"""Bands that hold for all options at once, offered beside each option's own: on the
 single-question cards, a declared pair's card and the post-hoc cross-tab (the organizer's and the public one)."""
 
 from __future__ import annotations

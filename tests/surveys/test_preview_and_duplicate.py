@@ -1,4 +1,4 @@
-"""The builder's preview (exactly the answer page, storing nothing) and "duplicate survey" (issue 13)."""
+"""The builder's preview (exactly the answer page, storing nothing) and "duplicate survey"."""
 
 from __future__ import annotations
 

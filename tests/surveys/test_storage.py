@@ -1,4 +1,4 @@
-"""The storage design of issue 12: constant-cost submissions, unlinkable ids, results computed once."""
+"""The storage design: constant-cost submissions, unlinkable ids, results computed once."""
 
 from __future__ import annotations
 

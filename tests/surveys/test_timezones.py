@@ -1,4 +1,4 @@
-"""Time zones (issue 13, item 2): organizers enter and read dates in their own zone, with its name."""
+"""Time zones: organizers enter and read dates in their own zone, with its name."""
 
 from __future__ import annotations
 
