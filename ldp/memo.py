@@ -348,9 +348,9 @@ def memoizes(spec: dict[str, Any], gamma: float | None = None) -> bool:
     mechanism = spec["mechanism"]
     if not memo_layers(mechanism):
         return False
-    flip = DEFAULT_MEMO_GAMMA.get(mechanism) if gamma is None else gamma
+    flip = memo_flip(mechanism, gamma)
     if mechanism == "dbitflip":
-        return bool(spec["true_bit_probability"] < 1 - flip - 1e-9)
+        return flip is not None and bool(spec["true_bit_probability"] < 1 - flip - 1e-9)
     if mechanism == "1bitmean":
         return flip == 0.25 and 4 * spec["base"] - spec["denominator"] >= 1
     return True

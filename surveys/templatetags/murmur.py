@@ -13,8 +13,6 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import pgettext
 
-from surveys.kinds import kind_of
-
 register = template.Library()
 
 
@@ -98,4 +96,7 @@ def number(value: float | None) -> str:
 @register.filter
 def question_kind(question: Any) -> Any:
     """The question's kind description (:mod:`surveys.kinds`): its answer and builder templates."""
+    # Imported here: surveys.kinds formats its costs with this module's filters (percent, points).
+    from surveys.kinds import kind_of
+
     return kind_of(question.kind)
