@@ -76,6 +76,8 @@ class Trend:
 
     percent: bool = True
     """Its values are shares (:attr:`surveys.kinds.base.Summary.percent`); a mean's are in the question's units."""
+    queries_candidates: bool = False
+    """Its labels are the organizer's candidate strings (:attr:`surveys.kinds.base.Summary.queries_candidates`)."""
 
     def round(self, number: int) -> RoundEstimate | None:
         return next((r for r in self.rounds if r.round_number == number), None)
@@ -128,5 +130,15 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
             estimate = round_estimate(result, labels, state.tallies[result.randomization.pk])
             if estimate is not None:
                 estimates.append(estimate)
-        trends.append(Trend(question.memo_key, question, summary.name, labels, estimates, summary.percent))
+        trends.append(
+            Trend(
+                question.memo_key,
+                question,
+                summary.name,
+                labels,
+                estimates,
+                summary.percent,
+                summary.queries_candidates,
+            )
+        )
     return trends, signature
