@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
 
 from django import template
 from django.utils import timezone
@@ -91,12 +90,3 @@ def number(value: float | None) -> str:
         separator = get_format("DECIMAL_SEPARATOR")
         text = text.rstrip("0").rstrip(separator)
     return text
-
-
-@register.filter
-def question_kind(question: Any) -> Any:
-    """The question's kind description (:mod:`surveys.kinds`): its answer and builder templates."""
-    # Imported here: surveys.kinds formats its costs with this module's filters (percent, points).
-    from surveys.kinds import kind_of
-
-    return kind_of(question.kind)
