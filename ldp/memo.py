@@ -303,3 +303,84 @@ def one_bit_round_mean(mechanism: OneBitMean, gamma: float, tally: Tally) -> Mea
         n=tally.n,
         expected_standard_error=mechanism.step * math.sqrt(worst / tally.n),
     )
+
+
+#: The layers of a memoized report, per mechanism: RAPPOR's permanent randomized response (PRR,
+#: memoized per series, question and true value) under a fresh instantaneous one (IRR) each round;
+#: dBitFlip's bits and 1BitMean's bit, memoized and flipped with gamma each round (seed 004, formula 5).
+MEMO_LAYERS = {"rappor": "memoized-prr+irr", "dbitflip": "memoized-bits+flip", "1bitmean": "memoized-bit+flip"}
+
+#: The memoized layer's flip probability gamma a new randomization stores, per mechanism with a
+#: flip: dBitFlip's bits flipped with 0.1 every round; 1BitMean's with 1/4, which keeps the
+#: memoized bit's weights integers on a denominator of 2D (at most 2^53).
+DEFAULT_MEMO_GAMMA = {"dbitflip": 0.1, "1bitmean": 0.25}
+
+
+def memo_layers(mechanism: str) -> str:
+    """The layers of the mechanism's memoized report (:data:`MEMO_LAYERS`); "" if it has no memoized form.
+
+    >>> memo_layers("rappor"), memo_layers("krr")
+    ('memoized-prr+irr', '')
+    """
+    return MEMO_LAYERS.get(mechanism, "")
+
+
+def memo_flip(mechanism: str, gamma: float | None = None) -> float | None:
+    """The flip gamma of the mechanism's memoized bits: ``gamma`` as stored, or the default
+    (:data:`DEFAULT_MEMO_GAMMA`) when None; None for a mechanism without a flip (RAPPOR, one-layer ones).
+
+    >>> memo_flip("dbitflip"), memo_flip("dbitflip", 0.2), memo_flip("rappor")
+    (0.1, 0.2, None)
+    """
+    if mechanism not in DEFAULT_MEMO_GAMMA:
+        return None
+    return DEFAULT_MEMO_GAMMA[mechanism] if gamma is None else gamma
+
+
+def memoizes(spec: dict[str, Any], gamma: float | None = None) -> bool:
+    """Whether a report randomized with this client spec is memoized across a series' rounds.
+
+    ``gamma`` is the randomization's stored flip; None: the default a new randomization gets. RAPPOR
+    always is; dBitFlip while p1' < 1 - gamma; 1BitMean with a flip of 1/4 (the only one that keeps
+    its weights integers) while 4A > D, i.e. epsilon below ln 3. Other mechanisms never are: they are
+    randomized afresh every round.
+    """
+    mechanism = spec["mechanism"]
+    if not memo_layers(mechanism):
+        return False
+    flip = memo_flip(mechanism, gamma)
+    if mechanism == "dbitflip":
+        return flip is not None and bool(spec["true_bit_probability"] < 1 - flip - 1e-9)
+    if mechanism == "1bitmean":
+        return flip == 0.25 and 4 * spec["base"] - spec["denominator"] >= 1
+    return True
+
+
+def permanent_one_bit_weights(spec: dict[str, Any]) -> tuple[int, int, int]:
+    """(D', A', m'): 1BitMean's memoized bit is 1 with probability (A' + k m') / D', which the 1/4 flip
+    turns into the spec's (A + k m) / D: D' = 2D, A' = 4A - D, m' = 4m (3/4 q + 1/4 (1 - q) = q/2 + 1/4)."""
+    return 2 * spec["denominator"], 4 * spec["base"] - spec["denominator"], 4 * spec["slope"]
+
+
+def permanent_bit_probability(spec: dict[str, Any], gamma: float) -> float:
+    """dBitFlip's memoized bit probability p1 whose gamma flip gives the spec's p1'."""
+    return (spec["true_bit_probability"] - gamma) / (1 - 2 * gamma)
+
+
+def permanent_epsilon(spec: dict[str, Any], memo: dict[str, Any]) -> float:
+    """epsilon_inf of a memoized report: its permanent layer's epsilon, whatever the number of rounds.
+
+    RAPPOR: 2h ln((1 - f/2) / (f/2)) (ref. 1, section 4). dBitFlip: the permanent bits' epsilon,
+    2 ln(p1 / (1 - p1)) (ln(p1 / (1 - p1)) when d = 1), p1 from :func:`permanent_bit_probability`.
+    1BitMean: ln((D' - A') / A') of :func:`permanent_one_bit_weights` (seed 004, formulas 3-5).
+    """
+    if spec["mechanism"] == "rappor":
+        return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
+    if spec["mechanism"] == "dbitflip":
+        p1 = permanent_bit_probability(spec, memo["gamma"])
+        bit = math.log(p1 / (1 - p1))
+        return bit if spec["d"] == 1 else 2 * bit
+    if spec["mechanism"] == "1bitmean":
+        denominator, base, _slope = permanent_one_bit_weights(spec)
+        return math.log((denominator - base) / base)
+    raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")

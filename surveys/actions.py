@@ -9,9 +9,9 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ldp.memo import memo_flip
 from surveys import accounts
 from surveys.models import (
-    DEFAULT_MEMO_GAMMA,
     Matrix,
     Question,
     Randomization,
@@ -242,7 +242,7 @@ def sync_randomization(question: Question) -> Randomization:
         k=k,
         epsilon=epsilon,
         params=params,
-        memo_gamma=DEFAULT_MEMO_GAMMA.get(mechanism) if recurring else None,
+        memo_gamma=memo_flip(mechanism) if recurring else None,
     )
 
 

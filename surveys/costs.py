@@ -10,8 +10,8 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from ldp.advisor import Z_95, Recommendation, expected_half_width, recommend
-from ldp.mechanisms import KRandomizedResponse, Mechanism
-from ldp.multiselect import PaddingAndSampling, SetRecommendation, SetUnaryEncoding, recommend_multiselect
+from ldp.mechanisms import Mechanism
+from ldp.multiselect import SetRecommendation, recommend_multiselect
 from ldp.numeric import NumericMechanism
 from ldp.numeric.advisor import MeanRecommendation, recommend_mean
 from ldp.privacy import posterior_bound
@@ -55,6 +55,8 @@ class QuestionCost(PrivacyStatement):
     """A plain sentence the builder shows under the figures (a rating's recommended estimate)."""
     recurring: bool = False
     """The question is in a recurring survey: "Automatic" picks among the memoized mechanisms."""
+    report_is_answer_probability: float | None = None
+    """k-RR only: chance that the report *is* the true answer (:meth:`surveys.kinds.shares.SharesSummary.cost`)."""
     is_mean = False
 
     @property
@@ -70,12 +72,6 @@ class QuestionCost(PrivacyStatement):
     def guess_probability(self) -> float:
         """Chance that an observer of one report guesses the answer right (1/k by blind guessing)."""
         return self.mechanism.guess_probability()
-
-    @property
-    def report_is_answer_probability(self) -> float | None:
-        """k-RR only: chance that the report *is* the true answer."""
-        mechanism = self.mechanism
-        return mechanism.keep_probability if isinstance(mechanism, KRandomizedResponse) else None
 
     @property
     def chance(self) -> float:
@@ -308,8 +304,9 @@ class SetCost(QuestionCost):
     """
 
     mechanism: Any
+    unary: bool = False
+    """A unary encoding of the set (set-sue, set-oue); else padding-and-sampling."""
     is_set = True
-    report_is_answer_probability = None
     guess_probability = None
 
     @property
@@ -331,7 +328,7 @@ class SetCost(QuestionCost):
         from surveys.models import Question
 
         label = Question.MechanismName(self.mechanism.mechanism_name).label
-        if isinstance(self.mechanism, SetUnaryEncoding):
+        if self.unary:
             return str(SET_UNARY_EXPLANATION) % {"mechanism": label}
         return str(SET_PADDING_EXPLANATION) % {"mechanism": label, "l": self.max_choices}
 
@@ -365,16 +362,3 @@ SET_PADDING_EXPLANATION = gettext_lazy(
     "Your browser fills your choices up to %(l)s with blanks, keeps one of them at random and sends it "
     "randomized (%(mechanism)s), so the report may name an option you did not choose."
 )
-
-
-def cost_of(mechanism: Any, n: int, unit: str = "", advice: str = "", recurring: bool = False) -> Any:
-    """The cost description of any mechanism: :class:`MeanCost` for numeric ones, :class:`TextCost` for
-    text, :class:`SetCost` for multi-select. ``recurring``: the question is in a recurring survey, where
-    "Automatic" picks among the memoized mechanisms (the explanation says so)."""
-    if isinstance(mechanism, (SetUnaryEncoding, PaddingAndSampling)):
-        return SetCost(mechanism, n, advice)
-    if isinstance(mechanism, NumericMechanism):
-        return MeanCost(mechanism, n, unit, advice, recurring)
-    if isinstance(mechanism, TextReports):
-        return TextCost(mechanism, n, advice, recurring)
-    return QuestionCost(mechanism, n, advice, recurring)

@@ -12,6 +12,7 @@ declared pair: randomized together, so the dashboard shows their cross-tab.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ldp.numeric import make_numeric_mechanism
 from ldp.text import normalize_text
 from ldp.textreports import make_text_mechanism
 from surveys import actions
+from surveys.kinds import kind_of
 from surveys.models import Report, Survey
 from surveys.responding.writes import add_to_tally, record_submissions
 
@@ -238,13 +240,6 @@ def load_demo() -> list[tuple[Survey, bool]]:
     return loaded
 
 
-def choose_up_to(rng: np.random.Generator, chances: Any, limit: int, respondents: int) -> np.ndarray:
-    """Sets of options, each picked with its chance, then cut to ``limit`` picks kept at random."""
-    picked = rng.random((respondents, len(chances))) < np.asarray(chances)
-    order = np.argsort(np.where(picked, rng.random(picked.shape), 2.0), axis=1)
-    return picked & (np.argsort(order, axis=1) < limit)
-
-
 def demo_truths(survey: Survey, demo: DemoSurvey) -> list[tuple[Any, Any]]:
     """(question, its true shares) for every question that gets reports, in the survey's order.
 
@@ -255,17 +250,9 @@ def demo_truths(survey: Survey, demo: DemoSurvey) -> list[tuple[Any, Any]]:
     first_shares = np.asarray(demo.true_shares[0])
     yes = np.asarray(demo.pair_conditional)
     joint = np.column_stack([first_shares * yes, first_shares * (1 - yes)]).ravel()
-    plain = iter(demo.true_shares[2:])
-    matrix = iter(demo.matrix.shares)
-    truths: list[tuple[Any, Any]] = []
-    for question in questions[2:]:
-        if question.kind == "pair":
-            truths.append((question, list(joint)))
-        elif question.kind == "matrix":
-            truths.append((question, next(matrix)))
-        else:
-            truths.append((question, next(plain)))
-    return truths
+    # Each kind takes its truth from these (:meth:`surveys.kinds.base.QuestionKind.demo_truth`).
+    sources = SimpleNamespace(plain=iter(demo.true_shares[2:]), matrix=iter(demo.matrix.shares), joint=list(joint))
+    return [(question, kind_of(question.kind).demo_truth(sources)) for question in questions[2:]]
 
 
 @transaction.atomic
@@ -276,22 +263,8 @@ def simulate_responses(survey: Survey, demo: DemoSurvey, respondents: int, seed:
     for question, shares in demo_truths(survey, demo):
         randomization = actions.sync_randomization(question)
         mechanism = randomization.build_mechanism()
-        if question.kind == "text":  # the named texts, and everyone else a text of their own
-            named = list(shares)
-            rest = 1 - sum(shares.values())
-            drawn = rng.choice(len(named) + 1, size=respondents, p=[*shares.values(), rest])
-            texts = [normalize_text(named[d]) if d < len(named) else f"other {i}" for i, d in enumerate(drawn)]
-            packed = [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
-        elif question.kind == "multi_select":
-            truth = choose_up_to(rng, shares, question.mechanism_params["max_choices"], respondents)
-            packed = [row.tobytes() for row in mechanism.randomize(truth, rng=rng)]
-        else:
-            if question.kind == "numeric":  # (mean, standard deviation) of whole numbers in the range
-                mean, sd = shares
-                truth = np.clip(np.rint(rng.normal(mean, sd, respondents)), question.range_low, question.range_high)
-            else:
-                truth = rng.choice(len(shares), size=respondents, p=shares)
-            packed = [row.tobytes() for row in mechanism.randomize(truth, rng=rng)]
+        # Randomized as the kind's browser widget would (:meth:`surveys.kinds.base.QuestionKind.demo_reports`).
+        packed = kind_of(question.kind).demo_reports(question, mechanism, shares, respondents, rng)
         Report.objects.bulk_create(
             Report(submission=submission, question=question, randomization=randomization, packed=report)
             for submission, report in zip(submissions, packed, strict=True)

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from ldp import registry
+from ldp import memo, registry
 from ldp.mechanisms import Mechanism
 from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding
 from ldp.numeric import NumericMechanism
@@ -38,11 +38,10 @@ def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> An
     return cast(AnyMechanism, registry.build(name, k=k, epsilon=epsilon, **json.loads(params_json)))
 
 
-#: The memoized layer's flip probability a new randomization of a recurring survey stores, per
-#: mechanism (``Randomization.memo_gamma``): dBitFlip's bits flipped with 0.1 every round; 1BitMean's
-#: with 1/4, which keeps the memoized bit's weights integers on a denominator of 2D (at most 2^53).
+#: The memoized layer's flip probability a new randomization of a recurring survey stores
+#: (``Randomization.memo_gamma``), per mechanism with a flip: :data:`ldp.memo.DEFAULT_MEMO_GAMMA`.
 #: Changing them affects new randomizations only.
-DEFAULT_MEMO_GAMMA = {"dbitflip": 0.1, "1bitmean": 0.25}
+DEFAULT_MEMO_GAMMA = memo.DEFAULT_MEMO_GAMMA
 
 
 def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> AnyMechanism:

@@ -9,7 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from surveys.forms.question import QuestionForm, explain_automatic
-from surveys.kinds import CATEGORICAL_MECHANISMS, MADE_ELSEWHERE
+from surveys.kinds import kind_of, summary_of
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly
 
 
@@ -90,9 +90,9 @@ def pairable(survey: Survey) -> list[Question]:
     return [
         q
         for q in questions
-        if q.kind not in MADE_ELSEWHERE
+        if not kind_of(q.kind).made_elsewhere
         and q.pk not in members
-        and q.mechanism in CATEGORICAL_MECHANISMS
+        and summary_of(q.mechanism).choice_reports
         and q.k >= MIN_OPTIONS
         and not q.has_reports()
     ]

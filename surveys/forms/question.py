@@ -8,28 +8,16 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-import ldp
-from ldp.advisor import recommend
-from ldp.mechanisms.local_hashing import optimal_range_size
-from ldp.mechanisms.subset import optimal_subset_size
-from ldp.numeric import make_numeric_mechanism
-from ldp.numeric.advisor import recommend_mean
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
-from ldp.textreports import make_text_mechanism
-from surveys.costs import cost_of
 from surveys.forms import interpolate_lazy
-from surveys.kinds import MADE_ELSEWHERE, KindError, clean_candidates, kind_of
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, build_mechanism, spent_epsilon
-from surveys.series import memoization
+from surveys.kinds import KindError, advise, build_randomization, cost_of, kind_of, knob_fields, misfit
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, spent_epsilon
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
 AUTOMATIC = "auto"
 MAX_HASH_COUNT = 1024
 MAX_SKETCH_WIDTH = 4096
-#: "Automatic" for a short-answer question: Apple's Count Mean Sketch over the hashed text, which at
-#: the usual budgets (ε from 1 to 4) gives a smaller error per report than its one-bit Hadamard variant.
-DEFAULT_TEXT_MECHANISM = "text-cms"
 
 AUTOMATIC_HELP = _(
     # xgettext:no-python-format ("95 %" is a percentage, not a placeholder)
@@ -173,11 +161,11 @@ class QuestionForm(forms.Form):
         self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
         # question takes one of those kinds.
-        own = question.kind if question is not None and question.kind in MADE_ELSEWHERE else None
+        own = question.kind if question is not None and kind_of(question.kind).made_elsewhere else None
         self.fields["kind"].choices = [
             (value, label)
             for value, label in Question.Kind.choices
-            if (value == own if own else value not in MADE_ELSEWHERE)
+            if (value == own if own else not kind_of(value).made_elsewhere)
         ]
         if self.frozen:
             # The browser does not send disabled inputs; clean() fills them from the question and
@@ -217,11 +205,12 @@ class QuestionForm(forms.Form):
             return data
         kind = kind_of(data["kind"])
         try:
-            own = self.question is not None and self.question.kind in MADE_ELSEWHERE
+            own = self.question is not None and kind_of(self.question.kind).made_elsewhere
             data["options"] = kind.options(data, self.question if self.frozen or own else None)
             value_range = kind.value_range(data)
-            if data["kind"] == Question.Kind.FREE_TEXT:
-                data["candidates"] = clean_candidates(data.get("candidates_text") or [])
+            candidates = kind.candidates(data)
+            if candidates is not None:
+                data["candidates"] = candidates
         except KindError as error:
             self.add_error(error.field, error.message)
             return data
@@ -230,33 +219,15 @@ class QuestionForm(forms.Form):
         data["mechanism_chosen_automatically"] = data["mechanism"] == AUTOMATIC
         if data["mechanism"] == AUTOMATIC:
             data["mechanism"] = self.question.mechanism if self.frozen else self._advised_mechanism(data, value_range)
-        if data["mechanism"] not in kind.mechanisms(estimate):
-            self.add_error("mechanism", MECHANISM_FITS[estimate])
+        if not kind.allows(data["mechanism"], estimate):
+            self.add_error("mechanism", misfit(estimate))
             return data
-        params = kind.mechanism_params(data)  # None unless the kind fixes them (a multi-select question's l)
-        fixed_by_kind = params is not None
-        if params is None:
-            if estimate == "text":
-                params = {}
-            elif value_range is None:
-                params = self._clean_params(data)
-                if params is None:
-                    return data
-            else:
-                params = {"lo": value_range[0], "hi": value_range[1]}
-        built: Any
+        previous_seed = self.question.mechanism_params.get("hash_seed") if self.question else None
         try:
-            if fixed_by_kind:
-                built = build_mechanism(data["mechanism"], len(data["options"]), data["epsilon"], params)
-            elif estimate == "text":
-                built = make_text_mechanism(data["mechanism"], epsilon=data["epsilon"])
-                # The shape (and RAPPOR's probabilities, chosen from epsilon) are frozen with the question.
-                params = built.params()
-            elif value_range is None:
-                built = ldp.make_mechanism(data["mechanism"], k=len(data["options"]), epsilon=data["epsilon"], **params)
-            else:
-                built = make_numeric_mechanism(data["mechanism"], epsilon=data["epsilon"], **params)
-                params = {**params, **built.params()}  # the grid (and delta) are frozen with the range
+            params, built = build_randomization(kind, data, value_range, previous_seed)
+        except KindError as error:  # a knob that does not fit (d above k, an HCMS width, colliding hashes)
+            self.add_error(error.field, error.message)
+            return data
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
         data["mechanism_params"] = params
@@ -307,55 +278,8 @@ class QuestionForm(forms.Form):
         :func:`~surveys.series.memoization.memoized_mean`, RAPPOR for a short answer), since any other is
         randomized afresh and spends its epsilon again every round.
         """
-        n, epsilon = self.survey.expected_respondents, data["epsilon"]
         recurring = self.survey.series_id is not None
-        advised = kind_of(data["kind"]).advised_mechanism(data, n)
-        if advised is not None:
-            return advised, {}  # a multi-select question: no mechanism for sets is memoized
-        if value_range is not None:
-            memoized = memoization.memoized_mean(*value_range, epsilon, n) if recurring else None
-            return (memoized or recommend_mean(*value_range, epsilon, n).best).mechanism, {}
-        if data["kind"] == Question.Kind.FREE_TEXT:
-            return (memoization.RECURRING_TEXT_MECHANISM if recurring else DEFAULT_TEXT_MECHANISM), {}
-        k = len(data["options"])
-        best = (memoization.memoized_choice(k, epsilon, n) if recurring else None) or recommend(k, epsilon, n).best
-        return best.mechanism, {name: best.params[name] for name in ("d", "hash_count", "width") if name in best.params}
-
-    def _clean_params(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        k = len(data["options"])
-        if data["mechanism"] == "dbitflip":
-            d = data.get("d") or k
-            if d > k:
-                self.add_error("d", _("d cannot exceed the number of options (%(k)s).") % {"k": k})
-                return None
-            return {"d": d}
-        if data["mechanism"] in ("cms", "hcms"):
-            hash_count = data.get("hash_count") or 512
-            width = data.get("width") or 128
-            if data["mechanism"] == "hcms" and width & (width - 1):
-                self.add_error("width", _("HCMS needs a power of 2 for the sketch width m (e.g. 64, 128, 256)."))
-                return None
-            seed = self._hash_seed(data["mechanism"], k, hash_count, width)
-            return None if seed is None else {"hash_count": hash_count, "width": width, "hash_seed": seed}
-        # Knobs chosen from k and epsilon are stored, so that reports stay tied to exact parameters.
-        if data["mechanism"] == "olh":
-            return {"range_size": optimal_range_size(k, data["epsilon"])}
-        if data["mechanism"] == "subset":
-            return {"subset_size": optimal_subset_size(k, data["epsilon"])}
-        return {}
-
-    def _hash_seed(self, mechanism: str, k: int, hash_count: int, width: int) -> int | None:
-        """Keep the question's seed when it still works; else the first that tells options apart."""
-        previous = self.question.mechanism_params.get("hash_seed") if self.question else None
-        seeds = ([previous] if previous is not None else []) + list(range(32))
-        for seed in seeds:
-            try:
-                ldp.make_mechanism(mechanism, k=k, epsilon=1.0, hash_count=hash_count, width=width, hash_seed=seed)
-            except ValueError:
-                continue
-            return seed
-        self.add_error("width", _("These options collide under every hash function; use more of them."))
-        return None
+        return advise(kind_of(data["kind"]), data, value_range, self.survey.expected_respondents, recurring)
 
     def _check_budget(self, epsilon: float) -> None:
         cap = self.survey.epsilon_cap
@@ -380,11 +304,8 @@ class QuestionForm(forms.Form):
     def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
         assert self.question is not None
         frozen = initial_from_question(self.question)
-        relevant = {"kind", "epsilon", "mechanism", *kind_of(self.question.kind).frozen_fields} | {
-            "dbitflip": {"d"},
-            "cms": {"hash_count", "width"},
-            "hcms": {"hash_count", "width"},
-        }.get(self.question.mechanism, set())
+        relevant = {"kind", "epsilon", "mechanism", *kind_of(self.question.kind).frozen_fields}
+        relevant |= knob_fields(self.question.mechanism)
         for name in relevant:
             if data.get(name) in (None, ""):
                 data[name] = frozen[name]
@@ -419,19 +340,6 @@ class QuestionForm(forms.Form):
                     "them, but not move them."
                 ),
             )
-
-
-MECHANISM_FITS = {
-    "shares": _("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers."),
-    "mean": _("A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."),
-    "multi": _(
-        "A multi-select question needs a mechanism for sets of options: a unary encoding of the set, or "
-        "padding and sampling."
-    ),
-    "text": _(
-        "A short answer needs a mechanism for text: a Count Mean Sketch of the text, its Hadamard variant, or RAPPOR."
-    ),
-}
 
 
 def question_cost(question: Question) -> Any:

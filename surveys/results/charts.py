@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.utils.translation import pgettext
+from django.core.cache import cache
+from django.utils.translation import get_language, pgettext
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
@@ -231,3 +233,24 @@ def matrix_bars(
         axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(columns, 5), frameon=False, fontsize=8)
         axes.spines[["top", "right"]].set_visible(False)
         return _svg(figure)
+
+
+#: Cached charts never go stale (their key names what they show); this only bounds memory.
+CACHE_SECONDS = 7 * 24 * 3600
+
+
+def cached_chart(name: str, parts: Sequence[object], draw: Callable[[], str]) -> str:
+    """The SVG ``draw()`` makes, drawn once per (``name``, ``parts``, chart version, language) and then
+    served from Django's cache: ``parts`` must name everything the chart shows (tally digests, labels,
+    estimate kind, bands), so a cached chart never goes stale; :data:`CACHE_SECONDS` only bounds memory.
+    """
+    key = ":".join(["murmur", name, str(CHART_VERSION), *map(str, parts), get_language()])
+    svg = cache.get(key)
+    if svg is None:
+        svg = draw()
+        cache.set(key, svg, CACHE_SECONDS)
+    return svg
+
+
+def short_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()

@@ -14,9 +14,8 @@ product. A cross-tab costs nothing more in privacy: it post-processes reports al
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.core.cache import cache
@@ -32,10 +31,17 @@ from ldp.crosstab import (
     posthoc_expected_half_width,
     report_counts,
 )
-from ldp.estimates import Interval
 from ldp.mechanisms import Mechanism
 from surveys.costs import respondents_for
+from surveys.kinds import summary_of
 from surveys.models import Question, Randomization, Report
+from surveys.results.crosstab_tables import (  # noqa: F401  (the cross-tab view reads its tables here)
+    cell_bands,
+    cell_rows,
+    conditional_rows,
+    conditionals,
+    marginal_rows,
+)
 from surveys.results.estimates import CACHE_SECONDS, ESTIMATES_VERSION, MIN_REPORTS, SurveyState, randomization_digest
 
 #: The two questions' reports, joined on their submission and counted per pair of packed values.
@@ -62,8 +68,7 @@ def pair_rows(first: Randomization, second: Randomization) -> list[tuple[bytes, 
 
 def pair_table(first: Randomization, second: Randomization) -> PairTally:
     """ldp's PairTally (n and T = sum_i c1_i c2_i^T) from the grouped report pairs: one product, no loop."""
-    m1, m2 = first.build_mechanism(), second.build_mechanism()
-    assert isinstance(m1, Mechanism) and isinstance(m2, Mechanism)
+    m1, m2 = cast(Mechanism, first.build_mechanism()), cast(Mechanism, second.build_mechanism())
     rows = pair_rows(first, second)
     size1, size2 = m1.empty_tally().counts.size, m2.empty_tally().counts.size
     if not rows:
@@ -120,9 +125,7 @@ class Crosstab:
 
     @staticmethod
     def _mechanism(randomization: Randomization) -> Mechanism:
-        mechanism = randomization.build_mechanism()
-        assert isinstance(mechanism, Mechanism)
-        return mechanism
+        return cast(Mechanism, randomization.build_mechanism())
 
 
 def crossable(state: SurveyState) -> dict[int, Randomization]:
@@ -137,8 +140,9 @@ def crossable(state: SurveyState) -> dict[int, Randomization]:
         for randomization in state.randomizations.get(question.pk, []):
             if state.tallies[randomization.pk].n == 0:
                 continue
-            mechanism = randomization.build_mechanism()
-            if isinstance(mechanism, Mechanism) and mechanism.k == question.k and crosses_post_hoc(mechanism):
+            mechanism: Any = randomization.build_mechanism()
+            choices = summary_of(randomization.mechanism).choice_reports
+            if choices and mechanism.k == question.k and crosses_post_hoc(mechanism):
                 found[question.pk] = randomization
             break
     return found
@@ -181,94 +185,3 @@ def read_crosstab(state: SurveyState, first: Question, second: Question) -> Cros
         cache.set(key, made, CACHE_SECONDS)
     tally, estimate, half_width = made
     return Crosstab(first, second, r1, r2, tally, estimate, half_width, digest)
-
-
-def cell_bands(estimate: JointEstimate, bands: str = "option") -> Interval:
-    """The cells' 95 % bands as drawn: each cell's own, or (``bands="joint"``) all cells' at once."""
-    return estimate.simultaneous if bands == "joint" else estimate.bands
-
-
-def cell_rows(
-    estimate: JointEstimate, row_labels: list[str], column_labels: list[str], bands: str = "option"
-) -> list[dict[str, Any]]:
-    """Per option of the first question: its label and, per option of the second, the cell's numbers."""
-    consistent, errors = estimate.consistent_cells, estimate.standard_errors
-    low, high = cell_bands(estimate, bands)
-    return [
-        {
-            "label": label,
-            "cells": [
-                {
-                    "column": column,
-                    "estimate": float(consistent[a, b]),
-                    "unbiased": float(estimate.cells[a, b]),
-                    "standard_error": float(errors[a, b]),
-                    "low": float(low[a, b]),
-                    "high": float(high[a, b]),
-                }
-                for b, column in enumerate(column_labels)
-            ],
-        }
-        for a, label in enumerate(row_labels)
-    ]
-
-
-def conditional_rows(
-    estimate: JointEstimate,
-    row_labels: list[str],
-    column_labels: list[str],
-    given: str = "first",
-    bands: str = "option",
-) -> list[dict[str, Any]]:
-    """Of those who chose each option of the ``given`` question, the share choosing each of the other's.
-
-    ``row_labels`` are the given question's options, ``column_labels`` the other's. With ``bands="joint"``
-    the intervals hold for all the shares given that question at once (``JointEstimate.conditional``).
-    """
-    conditional = estimate.conditional(given, simultaneous=bands == "joint")
-    low, high = conditional.bands
-    rows = []
-    for a, label in enumerate(row_labels):
-        defined = not math.isnan(float(conditional.shares[a, 0]))
-        shares = [
-            {
-                "column": column,
-                "share": float(conditional.shares[a, b]),
-                "low": float(low[a, b]),
-                "high": float(high[a, b]),
-            }
-            for b, column in enumerate(column_labels)
-        ]
-        rows.append(
-            {"label": label, "noisy": bool(conditional.noisy[a]) or not defined, "shares": shares if defined else []}
-        )
-    return rows
-
-
-def marginal_rows(
-    estimate: JointEstimate, which: str, labels: list[str], bands: str = "option"
-) -> list[dict[str, Any]]:
-    """One question's shares derived from the joint estimate (``JointEstimate.marginal``), with bands:
-    each option's own, or (``bands="joint"``) all of the question's options at once."""
-    marginal = estimate.marginal(which, simultaneous=bands == "joint")
-    low, high = marginal.bands
-    return [
-        {
-            "label": label,
-            "estimate": float(marginal.shares[i]),
-            "standard_error": float(marginal.standard_errors[i]),
-            "low": float(low[i]),
-            "high": float(high[i]),
-        }
-        for i, label in enumerate(labels)
-    ]
-
-
-def conditionals(
-    estimate: JointEstimate, first: Question, second: Question, bands: str = "option"
-) -> list[dict[str, Any]]:
-    """Conditional shares both ways: given each option of the first question, then of the second."""
-    return [
-        {"question": first, "rows": conditional_rows(estimate, first.options, second.options, "first", bands)},
-        {"question": second, "rows": conditional_rows(estimate, second.options, first.options, "second", bands)},
-    ]

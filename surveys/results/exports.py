@@ -14,18 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from surveys.kinds import family
+from surveys.kinds import SUMMARIES, summary_of
 from surveys.models import Question, Report, Survey
 from surveys.results import crosstabs, integrity
-from surveys.results.cards import (
-    candidate_rows,
-    declared_crosstab,
-    linear_summaries,
-    mean_count,
-    multi_option_rows,
-    summary_card,
-)
-from surveys.results.estimates import QuestionResult, SurveyState
+from surveys.results.estimates import SurveyState
 from surveys.series import rounds
 
 
@@ -129,12 +121,6 @@ ESTIMATE_COLUMNS = [
     *MATRIX_FIELDS,
 ]
 
-#: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
-BAND_KINDS = {
-    "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
-    "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.estimates.unified_interval)
-}
-
 
 def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
     """One row per question version and option (or summary) with reports: the page's numbers, and more.
@@ -149,208 +135,22 @@ def estimate_rows(survey: Survey) -> Iterator[dict[str, Any]]:
     for result in state.all_results():
         if result.n:
             block = matrices.get(result.question.pk, {})
-            yield from ({**row, **block} for row in SUMMARY_ROWS[summary_card(result)](result))
+            yield from ({**row, **block} for row in result.summary.export_rows(result))
 
 
-def _common(result: QuestionResult) -> dict[str, Any]:
-    r = result.randomization
-    return {
-        "round": result.question.survey.round_number,
-        "question_id": result.question.pk,
-        "question": result.question.text,
-        "kind": result.question.kind,
-        "version": r.version,
-        "mechanism": r.mechanism,
-        "k": r.k,
-        "epsilon": r.epsilon,
-        "params": r.params,
-        "n": result.n,
-        "enough": result.enough,
-        "expected_half_width": result.expected_half_width,
-        "reports_needed": result.reports_needed,
-    }
-
-
-def share_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
-    unbiased, consistent = result.unbiased, result.consistent
-    if unbiased is None or consistent is None:
-        return
-    u_low, u_high = unbiased.confidence_interval(0.95)
-    c_low, c_high = consistent.confidence_interval(0.95)
-    for i, label in enumerate(result.question.options):
-        yield {
-            **_common(result),
-            "statistic": "share",
-            "option_index": i,
-            "option": label,
-            "raw_count": int(result.raw_counts[i]),
-            "unbiased": float(unbiased.proportions[i]),
-            "standard_error": float(unbiased.standard_errors[i]),
-            "unbiased_low": float(u_low[i]),
-            "unbiased_high": float(u_high[i]),
-            "consistent": float(consistent.proportions[i]),
-            "consistent_low": float(c_low[i]),
-            "consistent_high": float(c_high[i]),
-            "consistent_method": consistent.method,
-            "unbiased_band": BAND_KINDS["unbiased"],
-            "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
-            **integrity.export_fields(result.integrity, i),
-        }
-    for statistic, value in linear_summaries(result).items():
-        yield {**_common(result), **_summary_columns(statistic, value)}
-
-
-def mean_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
-    assert result.mean is not None
-    low, high = result.mean.confidence_interval(0.95)
-    value = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
-    yield {**_common(result), **_summary_columns("mean", value)}
-
-
-def _summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
-    """A mean's or NPS's row: the unbiased columns hold it; option and consistent columns stay empty."""
-    return {
-        "statistic": statistic,
-        "unbiased": value["value"],
-        "standard_error": value["standard_error"],
-        "unbiased_low": value["low"],
-        "unbiased_high": value["high"],
-        "unbiased_band": BAND_KINDS["unbiased"],
-    }
-
-
-def text_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
-    """One row per candidate answer: its estimated count (the unbiased columns), p-value and finding."""
-    for i, row in enumerate(candidate_rows(result)):
-        yield {
-            **_common(result),
-            "statistic": "count",
-            "option_index": i,
-            "option": row["label"],
-            "unbiased": row["count"],
-            "standard_error": row["standard_error"],
-            "unbiased_low": row["low"],
-            "unbiased_high": row["high"],
-            "unbiased_band": BAND_KINDS["unbiased"],
-            "p_value": row["p_value"],
-            "found": row["found"],
-            "found_by": result.text.method if result.text is not None else "",
-        }
-
-
-def multi_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
-    """Multi-select: one row per option (its share of respondents, unbiased and clipped, each with its
-    own band), then the mean number of options chosen (statistic ``mean_count``)."""
-    if result.multi is None:
-        return
-    unbiased = multi_option_rows(result, "unbiased", "option")
-    consistent = multi_option_rows(result, "consistent", "option")
-    for i, (u, c) in enumerate(zip(unbiased, consistent, strict=True)):
-        yield {
-            **_common(result),
-            "statistic": "share",
-            "option_index": i,
-            "option": u["label"],
-            "raw_count": u["raw"],
-            "unbiased": u["estimate"],
-            "standard_error": u["standard_error"],
-            "unbiased_low": u["low"],
-            "unbiased_high": u["high"],
-            "consistent": c["estimate"],
-            "consistent_low": c["low"],
-            "consistent_high": c["high"],
-            "consistent_method": "clip",
-            "unbiased_band": BAND_KINDS["unbiased"],
-            "consistent_band": BAND_KINDS["consistent"],
-        }
-    yield {**_common(result), **_summary_columns("mean_count", mean_count(result))}
-
-
-def pair_rows(result: QuestionResult) -> Iterator[dict[str, Any]]:
-    """A declared pair: each combination's share (``share`` rows, option "A × B"), then each question's
-    marginal shares derived from them (``first_share``, ``second_share``; normal bands)."""
-    yield from share_rows(result)
-    estimate = declared_crosstab(result)
-    question = result.question
-    for which, member in (("first", question.pair_first), ("second", question.pair_second)):
-        assert member is not None
-        for i, row in enumerate(crosstabs.marginal_rows(estimate, which, member.options)):
-            yield {
-                **_common(result),
-                "statistic": f"{which}_share",
-                "option_index": i,
-                "option": row["label"],
-                "unbiased": row["estimate"],
-                "standard_error": row["standard_error"],
-                "unbiased_low": row["low"],
-                "unbiased_high": row["high"],
-                "unbiased_band": BAND_KINDS["unbiased"],
-            }
-
-
-#: How each summary card ("shares", "mean", "text", "multi" or "pair") becomes rows of the estimates export.
-SUMMARY_ROWS = {"shares": share_rows, "mean": mean_rows, "text": text_rows, "multi": multi_rows, "pair": pair_rows}
-
-
-def text_tallies(survey: Survey) -> list[dict[str, Any]]:
-    """Free-text randomizations' sufficient statistics, enough to re-estimate any candidate's count.
-
-    ``per_row`` counts the reports per sketch row (RAPPOR: per cohort); ``cells`` is, per row, the
-    reports with +1 at each cell (text-cms), the signed bits per index (text-hcms) or the set bits
-    per Bloom bit (RAPPOR): :class:`ldp.textreports.TextReports`'s flat tally, reshaped.
-    """
+def tally_exports(survey: Survey) -> dict[str, list[dict[str, Any]]]:
+    """Per summary that exports raw tallies (:attr:`surveys.kinds.base.Summary.tally_export`: free text's
+    ``text_tallies``, multi-select's ``multi_select_tallies``), the sufficient statistics of every
+    randomization with reports that it summarizes (:meth:`surveys.kinds.base.Summary.tally_record`)."""
     state = SurveyState.read(survey)
-    records = []
-    for question in state.questions:
-        for randomization in state.randomizations.get(question.pk, []):
-            mechanism = randomization.build_mechanism()
-            tally = state.tallies[randomization.pk]
-            if family(randomization.mechanism) != "text" or not tally.n:
-                continue
-            rows = mechanism.rows  # type: ignore[union-attr]
-            records.append(
-                {
-                    "question_id": question.pk,
-                    "version": randomization.version,
-                    "mechanism": randomization.mechanism,
-                    "epsilon": randomization.epsilon,
-                    "params": randomization.params,
-                    "n": tally.n,
-                    "per_row": tally.counts[:rows].tolist(),
-                    "cells": tally.counts[rows:].reshape(rows, -1).tolist(),
-                }
-            )
-    return records
-
-
-def multi_select_tallies(survey: Survey) -> list[dict[str, Any]]:
-    """Multi-select randomizations' tallies, enough to re-estimate every share and the mean number chosen.
-
-    ``counts`` is the mechanism's tally (:mod:`ldp.multiselect`): per option, the reports with its
-    bit set (set-sue, set-oue); per item of the k options then the l padding items, the reports naming
-    it (padding-krr) or hashing to their value from it (padding-olh). ``max_choices`` is l.
-    """
-    state = SurveyState.read(survey)
-    records = []
+    exports: dict[str, list[dict[str, Any]]] = {s.tally_export: [] for s in SUMMARIES.values() if s.tally_export}
     for question in state.questions:
         for randomization in state.randomizations.get(question.pk, []):
             tally = state.tallies[randomization.pk]
-            if family(randomization.mechanism) != "multi" or not tally.n:
-                continue
-            records.append(
-                {
-                    "question_id": question.pk,
-                    "version": randomization.version,
-                    "mechanism": randomization.mechanism,
-                    "k": randomization.k,
-                    "max_choices": randomization.params["max_choices"],
-                    "epsilon": randomization.epsilon,
-                    "params": randomization.params,
-                    "n": tally.n,
-                    "counts": tally.counts.tolist(),
-                }
-            )
-    return records
+            summary = summary_of(randomization.mechanism)
+            if summary.tally_export and tally.n:
+                exports[summary.tally_export].append(summary.tally_record(question, randomization, tally))
+    return exports
 
 
 def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
@@ -390,7 +190,7 @@ def declared_pairs(survey: Survey) -> list[dict[str, Any]]:
 
 def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     """Every randomization of the survey's questions; ``memo`` names the layers of a recurring
-    survey's memoized reports (:data:`surveys.series.memoization.MEMO_LAYERS`), empty for one-layer reports."""
+    survey's memoized reports (:data:`ldp.memo.MEMO_LAYERS`), empty for one-layer reports."""
     records = []
     questions = list(survey.questions.select_related("matrix"))
     matrices = matrix_fields(questions)

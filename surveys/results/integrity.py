@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
 
 import ldp
 from ldp import integrity
-from ldp.mechanisms import Mechanism
 
 #: Bump when ldp.integrity changes, so results cached by older code are not served.
 INTEGRITY_VERSION = 3
@@ -53,12 +53,13 @@ class IntegrityCheck:
     """"weights" or "concentrated" (see :class:`ldp.integrity.IntegrityResult`), or ""."""
 
 
-def cached_assessment(mechanism: object, tally: ldp.Tally, key: str) -> integrity.IntegrityResult | None:
+def cached_assessment(mechanism: Any, tally: ldp.Tally, key: str) -> integrity.IntegrityResult | None:
     """:func:`ldp.integrity.assess` of a frequency question's tally, once per ``key`` and histogram.
 
-    None for other kinds of mechanism and below MIN_REPORTS reports.
+    The mechanism is one of choices (:attr:`surveys.kinds.base.Summary.choice_reports`: its caller
+    checks); None below MIN_REPORTS reports.
     """
-    if not isinstance(mechanism, Mechanism) or tally.n < MIN_REPORTS:
+    if tally.n < MIN_REPORTS:
         return None
     profile = hashlib.blake2b(digest_size=8)
     if tally.profile is not None:
@@ -100,7 +101,7 @@ def labeled(result: integrity.IntegrityResult | None, options: list[str]) -> Int
     )
 
 
-def check(question_options: list[str], mechanism: object, tally: ldp.Tally, key: str) -> IntegrityCheck | None:
+def check(question_options: list[str], mechanism: Any, tally: ldp.Tally, key: str) -> IntegrityCheck | None:
     """The labeled, cached manipulation check of one randomization's tally."""
     return labeled(cached_assessment(mechanism, tally, key), question_options)
 

@@ -20,8 +20,9 @@ import numpy as np
 
 import ldp
 from ldp.advisor import Z_95
+from surveys.kinds import Summary
 from surveys.models import Question, Survey
-from surveys.results.estimates import QuestionResult, SurveyState, cached_text_query
+from surveys.results.estimates import QuestionResult, SurveyState
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,14 @@ class Trend:
     key: str
     question: Question
     summary: str
+    """Its summary's name (:attr:`surveys.kinds.base.Summary.name`), for the template."""
     labels: list[str]
     rounds: list[RoundEstimate] = field(default_factory=list)
 
-    @property
-    def percent(self) -> bool:
-        return self.summary != "mean"
+    percent: bool = True
+    """Its values are shares (:attr:`surveys.kinds.base.Summary.percent`); a mean's are in the question's units."""
+    queries_candidates: bool = False
+    """Its labels are the organizer's candidate strings (:attr:`surveys.kinds.base.Summary.queries_candidates`)."""
 
     def round(self, number: int) -> RoundEstimate | None:
         return next((r for r in self.rounds if r.round_number == number), None)
@@ -95,48 +98,11 @@ def round_estimate(result: QuestionResult, labels: list[str], tally: ldp.Tally) 
     """The round's unbiased estimate and standard errors, or None while it has too few reports."""
     if not result.n or not result.enough:
         return None
-    found = ROUND_ESTIMATES[result.summary](result, labels, tally)
+    found = result.summary.round_values(result, labels, tally)
     if found is None:
         return None
     values, standard_errors = found
     return RoundEstimate(result.question.survey.round_number or 1, result.n, values, standard_errors)
-
-
-Found = tuple[np.ndarray, np.ndarray] | None
-
-
-def _mean(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
-    if result.mean is None:
-        return None
-    return np.array([result.mean.mean]), np.array([result.mean.standard_error])
-
-
-def _text(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
-    """Each candidate's count over n, standard error over n."""
-    counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
-    if counts is None:
-        return None
-    return np.asarray(counts.counts) / counts.n, np.asarray(counts.standard_errors) / counts.n
-
-
-def _shares(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
-    if result.unbiased is None:
-        return None
-    return np.asarray(result.unbiased.proportions), np.asarray(result.unbiased.standard_errors)
-
-
-def _multi(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
-    """Multi-select: each option's unbiased share of respondents (the shares need not sum to 1)."""
-    if result.multi is None:
-        return None
-    return np.asarray(result.multi.shares), np.asarray(result.multi.standard_errors)
-
-
-#: How each summary (:func:`surveys.kinds.family`) gives one round's values and standard errors.
-ROUND_ESTIMATES = {"mean": _mean, "text": _text, "shares": _shares, "multi": _multi}
-#: Summaries with one value per option (a declared pair's: per combination): rounds whose options
-#: differ are not compared.
-PER_OPTION = {"shares", "multi"}
 
 
 def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
@@ -150,8 +116,8 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
         shown = latest.results(question)
         if not shown:
             continue  # not asked on its own (one of a declared pair's two questions)
-        summary = shown[0].summary
-        labels = list(question.candidates) if summary == "text" else question.options if summary in PER_OPTION else [""]
+        summary: Summary = shown[0].summary
+        labels = summary.trend_labels(question)
         estimates = []
         for state in states:
             match = next((q for q in state.questions if q.memo_key == question.memo_key), None)
@@ -159,10 +125,20 @@ def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:
                 continue
             match.survey = state.survey  # already loaded: no query per question
             result = state.results(match)[0]
-            if result.summary != summary or (summary in PER_OPTION and match.options != question.options):
+            if result.summary is not summary or (summary.per_option and match.options != question.options):
                 continue  # randomized differently: not comparable
             estimate = round_estimate(result, labels, state.tallies[result.randomization.pk])
             if estimate is not None:
                 estimates.append(estimate)
-        trends.append(Trend(question.memo_key, question, summary, labels, estimates))
+        trends.append(
+            Trend(
+                question.memo_key,
+                question,
+                summary.name,
+                labels,
+                estimates,
+                summary.percent,
+                summary.queries_candidates,
+            )
+        )
     return trends, signature

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import calendar
 import logging
-import math
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,9 +53,18 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ldp.memo import (  # noqa: F401  (the answer and transparency pages read them here)
+    DEFAULT_MEMO_GAMMA,
+    MEMO_LAYERS,
+    memo_flip,
+    memo_layers,
+    memoizes,
+    permanent_bit_probability,
+    permanent_epsilon,
+    permanent_one_bit_weights,
+)
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
-from surveys.models import DEFAULT_MEMO_GAMMA, Question, Randomization, Series, Survey
-from surveys.series.memoization import MEMO_LAYERS, memoizes
+from surveys.models import Question, Randomization, Series, Survey
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +83,11 @@ def memo_block(
     block: dict[str, Any] = {
         "series": survey.series.key,
         "question": question.memo_key,
-        "layers": MEMO_LAYERS[mechanism],
+        "layers": memo_layers(mechanism),
     }
-    if mechanism in DEFAULT_MEMO_GAMMA:
-        block["gamma"] = DEFAULT_MEMO_GAMMA[mechanism] if gamma is None else gamma
+    flip = memo_flip(mechanism, gamma)
+    if flip is not None:
+        block["gamma"] = flip
     return block
 
 
@@ -94,36 +103,6 @@ def question_memoized(question: Question) -> bool:
 def memoized_randomizations(survey: Survey) -> Any:
     """The survey's randomizations with a memoized form that uses a flip (dBitFlip, 1BitMean)."""
     return Randomization.objects.filter(question__survey=survey, mechanism__in=list(DEFAULT_MEMO_GAMMA))
-
-
-def permanent_one_bit_weights(spec: dict[str, Any]) -> tuple[int, int, int]:
-    """(D', A', m'): 1BitMean's memoized bit is 1 with probability (A' + k m') / D', which the 1/4 flip
-    turns into the spec's (A + k m) / D: D' = 2D, A' = 4A - D, m' = 4m (3/4 q + 1/4 (1 - q) = q/2 + 1/4)."""
-    return 2 * spec["denominator"], 4 * spec["base"] - spec["denominator"], 4 * spec["slope"]
-
-
-def permanent_bit_probability(spec: dict[str, Any], gamma: float) -> float:
-    """dBitFlip's memoized bit probability p1 whose gamma flip gives the spec's p1'."""
-    return (spec["true_bit_probability"] - gamma) / (1 - 2 * gamma)
-
-
-def permanent_epsilon(spec: dict[str, Any], memo: dict[str, Any]) -> float:
-    """epsilon_inf of a memoized question: its permanent layer's epsilon, whatever the number of rounds.
-
-    RAPPOR: 2h ln((1 - f/2) / (f/2)). dBitFlip: the permanent bits' epsilon, 2 ln(p1 / (1 - p1))
-    (ln(p1 / (1 - p1)) when d = 1), p1 from :func:`permanent_bit_probability`. 1BitMean:
-    ln((D' - A') / A') of :func:`permanent_one_bit_weights`.
-    """
-    if spec["mechanism"] == "rappor":
-        return 2 * spec["hash_count"] * math.log((1 - spec["f"] / 2) / (spec["f"] / 2))
-    if spec["mechanism"] == "dbitflip":
-        p1 = permanent_bit_probability(spec, memo["gamma"])
-        bit = math.log(p1 / (1 - p1))
-        return bit if spec["d"] == 1 else 2 * bit
-    if spec["mechanism"] == "1bitmean":
-        denominator, base, _slope = permanent_one_bit_weights(spec)
-        return math.log((denominator - base) / base)
-    raise ValueError(f"no memoized form for mechanism {spec['mechanism']!r}")
 
 
 def add_month(moment: datetime) -> datetime:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
 
 from django import template
 from django.utils import timezone
@@ -12,8 +11,6 @@ from django.utils.formats import date_format, get_format, number_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import pgettext
-
-from surveys.kinds import kind_of
 
 register = template.Library()
 
@@ -93,9 +90,3 @@ def number(value: float | None) -> str:
         separator = get_format("DECIMAL_SEPARATOR")
         text = text.rstrip("0").rstrip(separator)
     return text
-
-
-@register.filter
-def question_kind(question: Any) -> Any:
-    """The question's kind description (:mod:`surveys.kinds`): its answer and builder templates."""
-    return kind_of(question.kind)

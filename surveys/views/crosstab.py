@@ -13,11 +13,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
+from surveys.kinds.pair import heatmap
 from surveys.models import Survey
 from surveys.replica import reads_results
 from surveys.responding.ratelimits import rate_limited
 from surveys.results import crosstabs
-from surveys.results.cards import heatmap
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
 from surveys.views.reading import band_kind, conditional, page_etag

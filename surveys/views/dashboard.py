@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
 from surveys.forms.candidates import CandidatesForm
-from surveys.kinds import family
+from surveys.kinds import summary_of
 from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results
 from surveys.responding import tallies
@@ -187,7 +187,7 @@ def question_page_context(
     if question.pk in joint:  # no reports of its own: its card points to the pair's results
         card["pair"] = joint[question.pk][0]
         card["pair_url"] = reverse("question_results", args=[survey.pk, card["pair"].pk])
-    if family(question.mechanism) == "text" and survey.owner_id == request.user.pk:
+    if summary_of(question.mechanism).queries_candidates and survey.owner_id == request.user.pk:
         card["candidates_form"] = candidates_form or CandidatesForm(
             initial={"candidates_text": "\n".join(question.candidates)}
         )
@@ -206,7 +206,7 @@ def question_candidates(request: HttpRequest, survey_id: int, question_id: int) 
     Candidates are not part of the randomization: changing them only changes which strings are counted.
     """
     question = get_question_for_owner(request.user, survey_id, question_id)
-    if family(question.mechanism) != "text":
+    if not summary_of(question.mechanism).queries_candidates:
         raise Http404
     form = CandidatesForm(request.POST)
     if not form.is_valid():

@@ -24,8 +24,7 @@ from surveys.results.exports import (
     declared_pairs,
     estimate_rows,
     json_report_stream,
-    multi_select_tallies,
-    text_tallies,
+    tally_exports,
 )
 
 
@@ -41,8 +40,7 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
             "round": survey.round_number,
             "level": 0.95,
             "estimates": rows,
-            "text_tallies": text_tallies(survey),
-            "multi_select_tallies": multi_select_tallies(survey),
+            **tally_exports(survey),
             "declared_pairs": declared_pairs(survey),
         }
         response: HttpResponse = JsonResponse(payload)

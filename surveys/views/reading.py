@@ -19,8 +19,8 @@ PAGE_VERSION = 2
 
 
 def estimate_kind(request: HttpRequest) -> str:
-    kind = request.GET.get("estimate", "consistent")
-    return kind if kind in ESTIMATE_KINDS else "consistent"
+    chosen = request.GET.get("estimate", "consistent")
+    return chosen if chosen in ESTIMATE_KINDS else "consistent"
 
 
 def band_kind(request: HttpRequest) -> str:

@@ -22,8 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from surveys import actions
 from surveys.access import get_survey_by_share_slug
-from surveys.costs import cost_of
-from surveys.kinds import family
+from surveys.kinds import cost_of, summary_of
 from surveys.models import Question, Randomization, Survey, asked_jointly
 from surveys.responding.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.responding.receipts import receipt_rows
@@ -51,7 +50,7 @@ class AnswerItem:
     version: int
     spec: dict[str, Any]
     privacy: Any
-    """The privacy figures the page shows (:func:`surveys.costs.cost_of`)."""
+    """The privacy figures the page shows (:func:`surveys.kinds.cost_of`)."""
     memo: dict[str, Any] | None = None
     """A recurring survey's memoized question: its spec entry's ``memo`` block
     (:func:`surveys.series.rounds.memo_block`)."""
@@ -82,12 +81,13 @@ class AnswerItem:
 
     @property
     def takes(self) -> str:
-        """What the browser randomizes: the answer's "value" (numeric mechanisms), its "text" (free
-        text), the "set" of options checked (multi-select) or option "index".
+        """What the browser randomizes (:attr:`surveys.kinds.base.Summary.takes`): the answer's "value"
+        (numeric mechanisms), its "text" (free text), the "set" of options checked (multi-select) or
+        option "index".
 
         Carried by the question's fieldset (``data-takes``), not the spec entries, whose digest the
         transparency page publishes."""
-        return {"mean": "value", "text": "text", "multi": "set"}.get(family(self.spec["mechanism"]), "index")
+        return summary_of(self.spec["mechanism"]).takes
 
 
 def has_responded(request: HttpRequest, survey: Survey) -> bool:

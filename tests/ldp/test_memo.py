@@ -280,3 +280,25 @@ def test_a_round_of_memoized_one_bit_mean_estimates_the_mean_without_bias():
     assert estimate.expected_standard_error > ONE_BIT.expected_standard_error(n)  # the flip adds noise
     with pytest.raises(ValueError, match="zero reports"):
         one_bit_round_mean(ONE_BIT, gamma, Tally(0, np.zeros(2, dtype=int)))
+
+
+def test_which_mechanisms_memoize_and_with_which_flip():
+    from ldp.memo import DEFAULT_MEMO_GAMMA, MEMO_LAYERS, memo_flip, memo_layers, memoizes
+
+    assert set(DEFAULT_MEMO_GAMMA) <= set(MEMO_LAYERS) == {"rappor", "dbitflip", "1bitmean"}
+    assert memo_layers("krr") == "" and memo_flip("krr") is None and memo_flip("rappor") is None
+    assert memo_flip("dbitflip") == 0.1 and memo_flip("dbitflip", 0.2) == 0.2
+    assert not memoizes(make_mechanism("krr", k=3, epsilon=1.0).client_spec())
+    # 1BitMean is memoized with the 1/4 flip below epsilon = ln 3, not above it.
+    assert memoizes(make_numeric_mechanism("1bitmean", epsilon=1.0, lo=0, hi=1).client_spec())
+    assert not memoizes(make_numeric_mechanism("1bitmean", epsilon=1.2, lo=0, hi=1).client_spec())
+
+
+def test_the_permanent_epsilon_of_memoized_dbitflip_is_twice_its_bits():
+    from ldp.memo import permanent_bit_probability, permanent_epsilon
+
+    spec = make_mechanism("dbitflip", k=4, epsilon=1.0, d=2).client_spec()
+    p1 = permanent_bit_probability(spec, 0.1)
+    assert permanent_epsilon(spec, {"gamma": 0.1}) == pytest.approx(2 * math.log(p1 / (1 - p1)), rel=1e-15)
+    with pytest.raises(ValueError, match="krr"):
+        permanent_epsilon(make_mechanism("krr", k=3, epsilon=1.0).client_spec(), {})

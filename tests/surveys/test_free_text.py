@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
+from ldp.registry import family_of as family
 from ldp.text import normalize_text
 from ldp.textreports import make_text_mechanism
 from surveys import actions
-from surveys.kinds import family, kind_of
+from surveys.kinds import kind_of
 from surveys.models import Question, Report, Submission, TallyCell
 from surveys.responding.submissions import new_token
 from tests.base import (

@@ -13,8 +13,9 @@ from django.urls import reverse
 
 from ldp.advisor import Z_95
 from ldp.multiselect import SET_MECHANISMS, make_set_mechanism, recommend_multiselect
+from ldp.registry import family_of as family
 from surveys import actions
-from surveys.kinds import family, kind_of
+from surveys.kinds import kind_of
 from surveys.models import Report, Submission, TallyCell
 from surveys.responding.submissions import new_token
 from tests.base import make_multi_question, make_question, make_set_reports, make_survey, stored_tally, tally_of_reports

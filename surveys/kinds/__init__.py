@@ -1,0 +1,208 @@
+"""Question kinds and summaries: the one place that knows what a kind, a family or a mechanism is.
+
+Add a question kind
+-------------------
+1. ``ldp/``: its mechanism(s), if no existing family fits (the checklist in :mod:`ldp.registry`:
+   the class, its name in ``NAMES``, the JavaScript mirror and fixture, exact privacy tests).
+2. One module here, ``surveys/kinds/<kind>.py``: a :class:`~surveys.kinds.base.QuestionKind`
+   subclass that fills what differs from a single choice (each hook has a default):
+   ``options`` (validate the builder's fields, raise ``KindError``), ``value_range``,
+   ``estimate_family``, ``mechanism_params`` (knobs the kind fixes), ``candidates``, ``advice``,
+   ``point_weights``, ``builder_facts``, ``demo_truth`` and ``demo_reports``; its attributes
+   ``families`` (which summaries its mechanisms give), ``frozen_fields``, ``made_elsewhere``
+   and ``summary`` (a summary of its own, as a declared pair's cross-tab).
+   For a new family, a :class:`~surveys.kinds.base.Summary` in the same module, entered in
+   :data:`SUMMARIES`: the builder's ``advise`` ("Automatic"), ``form_params``, ``knob_fields``,
+   ``misfit``, ``cost``; the results' ``estimates``, ``raw_counts``, ``enough``,
+   ``reports_needed``, ``card``, ``export_rows``, ``tally_record``, ``trend_labels``,
+   ``round_values``; the receipt's ``describe`` and ``chance``; ``takes`` (what the browser
+   randomizes), ``per_option``, ``percent``, ``queries_candidates``, ``tally_export``.
+3. Its entry in :data:`KINDS` and its value in ``surveys.models.Question.Kind`` (a migration).
+4. Templates: ``templates/surveys/kinds/<kind>_answer.html`` (the answer widget) and
+   ``<kind>_builder.html`` (the builder card); for a new summary ``<summary>_result.html``; the
+   builder form's ``data-kinds`` fields in ``templates/surveys/survey_detail.html``.
+5. Tests: ``tests/surveys/test_<kind>.py`` (builder, answer page, submit, results, exports), a
+   browser walkthrough if it has a new widget, and ``tests/surveys/test_dispatch.py`` stays green
+   (no module outside this package may branch on the new kind's name).
+
+Every kind answers the same few questions (as every Django model field answers ``formfield()``
+and ``get_prep_value()``): which mechanisms it may use, how the builder's fields become its
+options and range, which widget the answer page shows. A randomization's *summary* follows its
+mechanism's family (:func:`ldp.registry.family_of`): categorical mechanisms give shares
+(:mod:`~surveys.kinds.shares`), numeric ones a mean (:mod:`~surveys.kinds.mean`), set mechanisms a
+multi-select's shares (:mod:`~surveys.kinds.multi_select`), text mechanisms candidate counts
+(:mod:`~surveys.kinds.text`); a declared pair shows its shares as a cross-tab
+(:mod:`~surveys.kinds.pair`). :func:`summary_for` is the only function that decides which.
+Everything else (submit, storage, tallies, raw exports) is the same for every kind, because every
+``ldp`` mechanism has the same report interface (:class:`ldp.registry.LDPMechanism`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ldp import registry
+from ldp.registry import family_of
+from surveys.kinds.base import (
+    BAND_KINDS,
+    CACHE_SECONDS,
+    ESTIMATES_VERSION,
+    MEAN_PRECISION,
+    MIN_REPORTS,
+    READABLE_SHARE,
+    Estimates,
+    KindError,
+    QuestionKind,
+    Summary,
+    clean_option_lines,
+    randomization_digest,
+)
+from surveys.kinds.choice import ChoiceKind, YesNoKind
+from surveys.kinds.matrix import MatrixItemKind
+from surveys.kinds.mean import MeanSummary, Synthetic, synthetic
+from surveys.kinds.multi_select import MultiSelectKind, MultiSummary
+from surveys.kinds.number import MAX_BINS, MIN_BINS, RANGE_LIMIT, NumberKind
+from surveys.kinds.pair import PairKind, PairSummary
+from surveys.kinds.rating import (
+    NPS_SCALE,
+    RATING_ADVICE,
+    SHARES_PRECISE_ENOUGH,
+    RatingKind,
+    recommend_rating_estimate,
+    scale_points,
+)
+from surveys.kinds.shares import SharesSummary, linear_summary
+from surveys.kinds.text import TEXT_ALPHA, UNCOUNTABLE, FreeTextKind, TextSummary, cached_text_query, clean_candidates
+from surveys.models import Question, build_mechanism
+
+__all__ = [
+    "CACHE_SECONDS",
+    "ESTIMATES_VERSION",
+    "KINDS",
+    "MAX_BINS",
+    "MEAN_PRECISION",
+    "MIN_BINS",
+    "MIN_REPORTS",
+    "NPS_SCALE",
+    "RANGE_LIMIT",
+    "RATING_ADVICE",
+    "READABLE_SHARE",
+    "SHARES_PRECISE_ENOUGH",
+    "SUMMARIES",
+    "BAND_KINDS",
+    "TEXT_ALPHA",
+    "UNCOUNTABLE",
+    "Estimates",
+    "KindError",
+    "QuestionKind",
+    "Summary",
+    "Synthetic",
+    "cached_text_query",
+    "clean_candidates",
+    "clean_option_lines",
+    "advise",
+    "build_randomization",
+    "cost_of",
+    "knob_fields",
+    "misfit",
+    "kind_of",
+    "linear_summary",
+    "randomization_digest",
+    "recommend_rating_estimate",
+    "scale_points",
+    "summary_for",
+    "summary_of",
+    "synthetic",
+]
+
+
+def _templates(name: str) -> tuple[str, str]:
+    return f"surveys/kinds/{name}_answer.html", f"surveys/kinds/{name}_builder.html"
+
+
+KINDS: dict[str, QuestionKind] = {
+    Question.Kind.SINGLE_CHOICE: ChoiceKind("single", *_templates("choice")),
+    Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice")),
+    Question.Kind.NUMERIC: NumberKind(
+        "numeric", *_templates("number"), families=("mean", "shares"), frozen_fields=("range_low", "range_high", "bins")
+    ),
+    Question.Kind.RATING: RatingKind(
+        "rating",
+        *_templates("rating"),
+        families=("shares", "mean"),
+        frozen_fields=("scale", "rating_estimate"),
+    ),
+    Question.Kind.FREE_TEXT: FreeTextKind("text", *_templates("text"), families=("text",)),
+    Question.Kind.MULTI_SELECT: MultiSelectKind(
+        "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",)
+    ),
+    Question.Kind.MATRIX: MatrixItemKind("matrix", *_templates("matrix"), made_elsewhere=True),
+    Question.Kind.PAIR: PairKind("pair", *_templates("pair"), made_elsewhere=True, summary=PairSummary()),
+}
+
+#: Each family's summary (:func:`ldp.registry.family_of`).
+SUMMARIES: dict[str, Summary] = {
+    "shares": SharesSummary(),
+    "mean": MeanSummary(),
+    "text": TextSummary(),
+    "multi": MultiSummary(),
+}
+
+
+def kind_of(name: str) -> QuestionKind:
+    return KINDS[name]
+
+
+def summary_of(mechanism: str) -> Summary:
+    """The summary of the mechanism's family, whatever the question (costs, receipts, raw tallies)."""
+    return SUMMARIES[family_of(mechanism)]
+
+
+def summary_for(kind: str, mechanism: str) -> Summary:
+    """Which summary a question of this kind randomized by this mechanism uses: the one dispatch point.
+
+    The mechanism's family decides (:func:`summary_of`), except that a declared pair's shares are
+    shown and exported as its cross-tab (:class:`~surveys.kinds.pair.PairSummary`).
+    """
+    return KINDS[kind].summary or summary_of(mechanism)
+
+
+def build_randomization(
+    kind: QuestionKind, data: dict[str, Any], value_range: Any, previous_seed: int | None = None
+) -> tuple[dict[str, Any], Any]:
+    """(parameters, mechanism) of the builder's cleaned data: the kind's own parameters where it fixes
+    them (a multi-select question's l), else the summary's (:meth:`~surveys.kinds.base.Summary.form_params`),
+    with the built mechanism's own where the summary keeps them. Raise KindError for a knob that does
+    not fit, ValueError for parameters the mechanism refuses."""
+    summary = SUMMARIES[kind.estimate_family(data)]
+    k, name, epsilon = len(data["options"]), data["mechanism"], data["epsilon"]
+    params = kind.mechanism_params(data)
+    if params is not None:
+        return params, build_mechanism(name, k, epsilon, params)
+    params = summary.form_params(data, value_range, previous_seed)
+    built = registry.build(name, epsilon=epsilon, k=k, **params)
+    return ({**params, **built.params()} if summary.keeps_built_params else params), built
+
+
+def misfit(estimate: str) -> Any:
+    """The builder's error when the mechanism chosen does not give the ``estimate`` family's summary."""
+    return SUMMARIES[estimate].misfit
+
+
+def advise(
+    kind: QuestionKind, data: dict[str, Any], value_range: Any, n: int, recurring: bool
+) -> tuple[str, dict[str, Any]]:
+    """What "Automatic" picks for the builder's data: its estimate family's advisor
+    (:meth:`~surveys.kinds.base.Summary.advise`)."""
+    return SUMMARIES[kind.estimate_family(data)].advise(data, value_range, n, recurring)
+
+
+def knob_fields(mechanism: str) -> set[str]:
+    """The builder fields that are the mechanism's knobs (:meth:`~surveys.kinds.base.Summary.knob_fields`)."""
+    return summary_of(mechanism).knob_fields(mechanism)
+
+
+def cost_of(mechanism: Any, n: int, unit: str = "", advice: str = "", recurring: bool = False) -> Any:
+    """The cost description of any mechanism (:mod:`surveys.costs`), by its summary. ``recurring``: the
+    question is in a recurring survey, where "Automatic" picks among the memoized mechanisms."""
+    return summary_of(mechanism.name).cost(mechanism, n, unit, advice, recurring)

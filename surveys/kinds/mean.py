@@ -1,0 +1,164 @@
+"""The "mean" summary: the mean of a number in [lo, hi] (the numeric mechanisms, :mod:`ldp.numeric`).
+
+The estimate is the mechanism's unbiased mean, ``counts @ decode`` over n
+(:meth:`ldp.numeric.base.NumericMechanism.estimate`), shown once its expected 95 % half-width is at
+most :data:`~surveys.kinds.base.MEAN_PRECISION` of the range; beside it, Modips synthetic records
+(:mod:`ldp.numeric.modips`, formulas 6.9-6.11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.core.cache import cache
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+import ldp
+from ldp.advisor import Z_95
+from ldp.numeric import modips
+from ldp.numeric.advisor import recommend_mean
+from surveys.costs import MeanCost, respondents_for
+from surveys.kinds.base import (
+    CACHE_SECONDS,
+    ESTIMATES_VERSION,
+    MEAN_PRECISION,
+    MIN_REPORTS,
+    Estimates,
+    Found,
+    Summary,
+    common_columns,
+    randomization_digest,
+    summary_columns,
+)
+from surveys.responding import tallies
+from surveys.results import charts
+from surveys.series import memoization
+
+if TYPE_CHECKING:
+    from surveys.results.estimates import QuestionResult
+
+
+class MeanSummary(Summary):
+    name = "mean"
+    takes = "value"
+    percent = False
+    misfit = gettext_lazy(
+        "A mean needs a mechanism for numbers: Laplace, Gaussian, 1BitMean, Duchi et al., Piecewise or Hybrid."
+    )
+    keeps_built_params = True  # the grid (and delta) are frozen with the range
+
+    def advise(self, data: dict[str, Any], value_range: Any, n: int, recurring: bool) -> tuple[str, dict[str, Any]]:
+        """The narrowest worst-case band (:func:`ldp.numeric.advisor.recommend_mean`); in a recurring
+        survey 1BitMean where it is memoized (:func:`surveys.series.memoization.memoized_mean`)."""
+        (lo, hi), epsilon = value_range, data["epsilon"]
+        memoized = memoization.memoized_mean(lo, hi, epsilon, n) if recurring else None
+        return (memoized or recommend_mean(lo, hi, epsilon, n).best).mechanism, {}
+
+    def form_params(self, data: dict[str, Any], value_range: Any, previous_seed: int | None) -> dict[str, Any]:
+        return {"lo": value_range[0], "hi": value_range[1]}
+
+    def estimates(self, mechanism: Any, tally: ldp.Tally) -> Estimates:
+        half_width = Z_95 * mechanism.expected_standard_error(tally.n)
+        return Estimates(None, None, half_width, mean=mechanism.estimate(tally))
+
+    def target(self, result: QuestionResult) -> float:
+        """The largest expected half-width of a mean that the page shows: MEAN_PRECISION of the range."""
+        return MEAN_PRECISION * (result.mechanism.hi - result.mechanism.lo)
+
+    def enough(self, result: QuestionResult) -> bool:
+        """MIN_REPORTS reports, and an expected half-width within MEAN_PRECISION of the range."""
+        return (
+            result.mean is not None
+            and result.n >= MIN_REPORTS
+            and result.expected_half_width is not None
+            and result.expected_half_width <= self.target(result)
+        )
+
+    def reports_needed(self, result: QuestionResult) -> int:
+        return respondents_for(Z_95 * result.mechanism.expected_standard_error(1), self.target(result), 1)
+
+    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+        """The unbiased mean with its standard error and 95 % interval, drawn on the question's range."""
+        assert result.mean is not None
+        low, high = result.mean.confidence_interval(0.95)
+        view["mean"] = {
+            "value": result.mean.mean,
+            "standard_error": result.mean.standard_error,
+            "low": low,
+            "high": high,
+        }
+        mechanism, mean = result.mechanism, result.mean.mean
+        view["chart"] = charts.cached_chart(
+            "mean-chart",
+            [randomization_digest(result.randomization), result.digest],
+            lambda: charts.mean_interval(mechanism.lo, mechanism.hi, mean, low, high),
+        )
+        view["synthetic"] = synthetic(result)
+
+    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+        assert result.mean is not None
+        low, high = result.mean.confidence_interval(0.95)
+        value = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
+        yield {**common_columns(result), **summary_columns("mean", value)}
+
+    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+        if result.mean is None:
+            return None
+        return np.array([result.mean.mean]), np.array([result.mean.standard_error])
+
+    def cost(self, mechanism: Any, n: int, unit: str, advice: str, recurring: bool) -> Any:
+        return MeanCost(mechanism, n, unit, advice, recurring)
+
+    def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
+        grid_step = (mechanism.hi - mechanism.lo) / mechanism.grid
+        value = mechanism.lo + float(mechanism.decode[report["index"]]) * grid_step
+        return _("a randomized number: %(value)s") % {"value": number_format(round(value, 4))}
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """Modips synthetic records for a numeric tally (:mod:`ldp.numeric.modips`), as many as reports."""
+
+    statistics: modips.SanitizedStatistics
+    posterior_mean: float
+    posterior_variance: float
+    """Posterior means of mu and of 1 / lambda after burn-in (formula 6.9)."""
+    records: np.ndarray
+    interval: tuple[float, float]
+    """The synthetic records' 95 % interval of the mean (formula 6.10)."""
+    overlap: float
+    """Formula 6.11 between the privatized estimate's interval and :attr:`interval`."""
+
+
+def synthetic(result: QuestionResult) -> Synthetic | None:
+    """Modips records for a numeric result with enough reports, once per tally (else None).
+
+    Seeded by the tally's digest, so the page and every download of one tally show the same records.
+    """
+    mechanism = result.mechanism
+    if not (isinstance(result.summary, MeanSummary) and mechanism.output_size > 2 and result.enough):
+        return None
+    key = f"murmur:synthetic:{ESTIMATES_VERSION}:{randomization_digest(result.randomization)}:{result.digest}"
+    made = cache.get(key)
+    if made is None:
+        tally = tallies.read_tallies([result.randomization])[result.randomization.pk]
+        rng = np.random.default_rng(int(result.digest or "0", 16))
+        statistics = modips.sanitized_statistics(mechanism, tally)
+        posterior = modips.gibbs_normal_gamma(statistics, rng=rng)
+        records = modips.synthesize(posterior, statistics.n, rng=rng)
+        interval = modips.t_interval(records)
+        made = Synthetic(
+            statistics,
+            float(posterior.mu.mean()),
+            float((1 / posterior.precision).mean()),
+            records,
+            interval,
+            modips.interval_overlap(statistics.mean_interval, interval),
+        )
+        cache.set(key, made, CACHE_SECONDS)
+    return made

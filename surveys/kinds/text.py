@@ -1,0 +1,238 @@
+"""A short answer: :class:`FreeTextKind` and its "text" summary (:mod:`ldp.textreports`).
+
+Answers are reported as hashed, normalized strings (text-cms, text-hcms or RAPPOR); the organizer
+queries candidate strings afterwards, each counted with its estimated count, a p-value and whether
+it is found at the false-discovery level :data:`TEXT_ALPHA`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.core.cache import cache
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+import ldp
+from ldp.advisor import Z_95
+from ldp.text import MAX_TEXT_LENGTH, candidate_list, normalize_text
+from ldp.textreports import CandidateCounts
+from surveys.costs import TextCost, respondents_for
+from surveys.kinds.base import (
+    BAND_KINDS,
+    CACHE_SECONDS,
+    ESTIMATES_VERSION,
+    MIN_REPORTS,
+    READABLE_SHARE,
+    Estimates,
+    Found,
+    KindError,
+    QuestionKind,
+    Summary,
+    bars_chart,
+    common_columns,
+    randomization_digest,
+)
+from surveys.models import MAX_CANDIDATES, Question, Randomization
+from surveys.series import memoization
+
+if TYPE_CHECKING:
+    from surveys.results.estimates import QuestionResult
+
+#: The false-discovery (or family-wise) level at which candidates are listed as found.
+TEXT_ALPHA = 0.05
+
+
+class FreeTextKind(QuestionKind):
+    """A short answer: no options; reported as a hashed, normalized string (``ldp.textreports``).
+
+    The organizer may give candidate strings ("how many wrote X?") now or after reports arrive:
+    they are normalized as the browser normalizes answers and do not change the randomization.
+    """
+
+    def options(self, data: dict[str, Any], question: Question | None) -> list[str]:
+        return []
+
+    def candidates(self, data: dict[str, Any]) -> list[str] | None:
+        return clean_candidates(data.get("candidates_text") or [])
+
+    def demo_reports(self, question: Question, mechanism: Any, truth: Any, size: int, rng: Any) -> list[bytes]:
+        """``truth`` maps named texts to their shares; everyone else writes a text of their own."""
+        named = list(truth)
+        rest = 1 - sum(truth.values())
+        drawn = rng.choice(len(named) + 1, size=size, p=[*truth.values(), rest])
+        texts = [normalize_text(named[d]) if d < len(named) else f"other {i}" for i, d in enumerate(drawn)]
+        return [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
+
+
+def clean_candidates(lines: list[str]) -> list[str]:
+    """Candidate strings, normalized (:func:`ldp.text.candidate_list`), at most MAX_CANDIDATES; raise KindError."""
+    too_long = [line for line in lines if len(line) > MAX_TEXT_LENGTH]
+    if too_long:
+        message = _("Candidate answers are at most %(length)s characters long.") % {"length": MAX_TEXT_LENGTH}
+        raise KindError("candidates_text", message)
+    candidates = list(candidate_list(lines))
+    if len(candidates) > MAX_CANDIDATES:
+        raise KindError("candidates_text", _("Give at most %(count)s candidate answers.") % {"count": MAX_CANDIDATES})
+    return candidates
+
+
+UNCOUNTABLE = gettext_lazy(
+    "These candidate answers cannot be counted apart with this question's sketch: some of them share "
+    "every hash. Remove one of each such group."
+)
+
+
+def cached_text_query(
+    randomization: Randomization, tally: ldp.Tally, digest: str, candidates: list[str]
+) -> tuple[CandidateCounts | None, str]:
+    """(candidate counts, "") or (None, why not): :meth:`ldp.textreports.TextReports.query`, cached.
+
+    Keyed by the randomization, the tally's digest and the candidates, which the organizer may
+    change at any time (they are not part of the randomization).
+    """
+    if not candidates or not tally.n:
+        return None, ""
+    material = hashlib.blake2b(json.dumps(candidates).encode(), digest_size=8).hexdigest()
+    key = f"murmur:text:{ESTIMATES_VERSION}:{randomization_digest(randomization)}:{digest}:{material}"
+    made = cache.get(key)
+    if made is None:
+        mechanism: Any = randomization.build_mechanism()
+        try:
+            made = (mechanism.query(tally, candidates, alpha=TEXT_ALPHA), "")
+        except (ValueError, np.linalg.LinAlgError):
+            made = (None, str(UNCOUNTABLE))
+        cache.set(key, made, CACHE_SECONDS)
+    return made
+
+
+#: "Automatic" for a short-answer question: Apple's Count Mean Sketch over the hashed text, which at
+#: the usual budgets (ε from 1 to 4) gives a smaller error per report than its one-bit Hadamard variant.
+DEFAULT_TEXT_MECHANISM = "text-cms"
+
+
+class TextSummary(Summary):
+    name = "text"
+    takes = "text"
+    tally_export = "text_tallies"
+    queries_candidates = True
+    misfit = gettext_lazy(
+        "A short answer needs a mechanism for text: a Count Mean Sketch of the text, its Hadamard variant, or RAPPOR."
+    )
+    keeps_built_params = True  # the shape (and RAPPOR's probabilities, chosen from epsilon) are frozen
+
+    def advise(self, data: dict[str, Any], value_range: Any, n: int, recurring: bool) -> tuple[str, dict[str, Any]]:
+        """A count-mean sketch; in a recurring survey RAPPOR, which is memoized
+        (:data:`surveys.series.memoization.RECURRING_TEXT_MECHANISM`)."""
+        return (memoization.RECURRING_TEXT_MECHANISM if recurring else DEFAULT_TEXT_MECHANISM), {}
+
+    def estimates(self, mechanism: Any, tally: ldp.Tally) -> Estimates:
+        """Only the expected error: candidates are counted when queried (:func:`cached_text_query`)."""
+        return Estimates(None, None, Z_95 * mechanism.share_standard_error(tally.n))
+
+    def text_query(self, randomization: Randomization, tally: ldp.Tally, digest: str, candidates: list[str]) -> Any:
+        return cached_text_query(randomization, tally, digest, candidates)
+
+    def enough(self, result: QuestionResult) -> bool:
+        return result.n >= MIN_REPORTS
+
+    def target(self, result: QuestionResult) -> float:
+        """A candidate's share known within READABLE_SHARE (the reports needed; any n >= MIN_REPORTS is shown)."""
+        return READABLE_SHARE
+
+    def reports_needed(self, result: QuestionResult) -> int:
+        return respondents_for(Z_95 * result.mechanism.share_standard_error(1), self.target(result), 1)
+
+    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+        """Each candidate answer's estimated count and share with 95 % intervals; the ones found listed."""
+        rows = view["candidates"] = candidate_rows(result)
+        view["found"] = [row for row in rows if row["found"]]
+        view["text_method"] = result.text.method if result.text is not None else ""
+        if rows:
+            columns = [(row["share"], row["share_low"], row["share_high"]) for row in rows]
+            view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns)
+
+    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+        """One row per candidate answer: its estimated count (the unbiased columns), p-value and finding."""
+        for i, row in enumerate(candidate_rows(result)):
+            yield {
+                **common_columns(result),
+                "statistic": "count",
+                "option_index": i,
+                "option": row["label"],
+                "unbiased": row["count"],
+                "standard_error": row["standard_error"],
+                "unbiased_low": row["low"],
+                "unbiased_high": row["high"],
+                "unbiased_band": BAND_KINDS["unbiased"],
+                "p_value": row["p_value"],
+                "found": row["found"],
+                "found_by": result.text.method if result.text is not None else "",
+            }
+
+    def tally_record(self, question: Question, randomization: Randomization, tally: ldp.Tally) -> dict[str, Any]:
+        """The sufficient statistics, enough to re-estimate any candidate's count.
+
+        ``per_row`` counts the reports per sketch row (RAPPOR: per cohort); ``cells`` is, per row, the
+        reports with +1 at each cell (text-cms), the signed bits per index (text-hcms) or the set bits
+        per Bloom bit (RAPPOR): :class:`ldp.textreports.TextReports`'s flat tally, reshaped.
+        """
+        mechanism: Any = randomization.build_mechanism()
+        rows = mechanism.rows
+        return {
+            "question_id": question.pk,
+            "version": randomization.version,
+            "mechanism": randomization.mechanism,
+            "epsilon": randomization.epsilon,
+            "params": randomization.params,
+            "n": tally.n,
+            "per_row": tally.counts[:rows].tolist(),
+            "cells": tally.counts[rows:].reshape(rows, -1).tolist(),
+        }
+
+    def trend_labels(self, question: Question) -> list[str]:
+        return list(question.candidates)
+
+    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+        """Each candidate's count over n, standard error over n."""
+        counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
+        if counts is None:
+            return None
+        return np.asarray(counts.counts) / counts.n, np.asarray(counts.standard_errors) / counts.n
+
+    def cost(self, mechanism: Any, n: int, unit: str, advice: str, recurring: bool) -> Any:
+        return TextCost(mechanism, n, advice, recurring)
+
+    def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
+        if mechanism.name == "rappor":
+            return _("a randomized Bloom filter of your answer (cohort %(cohort)s), which alone names no answer") % {
+                "cohort": report["cohort"]
+            }
+        return _("one randomized piece of a sketch of all answers' hashes, which alone names no answer")
+
+
+def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:
+    """Per candidate: count, share (count / n), standard error, 95 % interval, p-value, found."""
+    text = result.text
+    if text is None:
+        return []
+    low, high = text.interval(0.95)
+    return [
+        {
+            "label": label,
+            "count": float(text.counts[i]),
+            "share": float(text.counts[i]) / text.n,
+            "standard_error": float(text.standard_errors[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+            "share_low": float(low[i]) / text.n,
+            "share_high": float(high[i]) / text.n,
+            "p_value": float(text.p_values[i]),
+            "found": bool(text.found[i]),
+        }
+        for i, label in enumerate(text.candidates)
+    ]
