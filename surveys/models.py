@@ -84,7 +84,7 @@ RANDOM_ID_FLOOR = 2**32
 
 
 def random_id() -> int:
-    """A random 63-bit primary key: ids carry no arrival order (issue 12).
+    """A random 63-bit primary key: ids carry no arrival order.
 
     Collisions are vanishingly rare (2^-63 per pair) and, if one ever happens, the unique primary
     key refuses the row and the transaction rolls back whole.

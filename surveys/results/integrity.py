@@ -1,4 +1,4 @@
-"""Manipulation check of a question's reports, for the dashboard and the estimates export (issue 16).
+"""Manipulation check of a question's reports, for the dashboard and the estimates export.
 
 The science is :func:`ldp.integrity.assess`: whether the reports are consistent with the
 mechanism, the estimated share of fake reports and the options they favor, and an estimate with
