@@ -24,7 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import PasswordResetForm
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.auth.signals import user_logged_in
 from django.core import signing
 from django.core.mail import send_mail
@@ -44,12 +44,12 @@ CONFIRM_SALT = "murmur.confirm-email"
 CONFIRM_MAX_AGE = 3 * 24 * 3600
 
 
-def email_unconfirmed(user: AbstractBaseUser | AnonymousUser) -> bool:
+def email_unconfirmed(user: User | AnonymousUser) -> bool:
     """Whether ``user`` signed up and has not confirmed their address yet."""
     return bool(user.is_authenticated and Account.objects.filter(user=user, email_confirmed=False).exists())
 
 
-def may_publish(user: AbstractBaseUser) -> bool:
+def may_publish(user: User | AnonymousUser) -> bool:
     """Whether ``user`` may open a survey to respondents: not while their address is unconfirmed."""
     return not email_unconfirmed(user)
 
@@ -134,11 +134,14 @@ class LocalizedPasswordResetForm(PasswordResetForm):
     """Django's reset form, writing each mail in its recipient's language, in the background: the
     request does the same work for a known and an unknown address (see the module docstring)."""
 
-    def save(self, domain_override: str | None = None, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    def save(
+        self, domain_override: str | None = None, *args: Any, request: HttpRequest | None = None, **kwargs: Any
+    ) -> None:
+        # PasswordResetView passes every argument by keyword; the request stays here, its host goes on.
         if domain_override is None and request is not None:
             domain_override = request.get_host()
         send = super().save
-        in_background(lambda: send(domain_override=domain_override, **kwargs))
+        in_background(lambda: send(domain_override, *args, **kwargs))
 
     def send_mail(
         self,

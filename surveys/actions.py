@@ -285,9 +285,10 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
     for question in originals:
         key = series_question(question)
         if question.matrix is not None:
-            if question.matrix_id not in matrices:
-                matrices[question.matrix_id] = Matrix.objects.create(survey=target, title=question.matrix.title)
-            question.matrix = matrices[question.matrix_id]
+            matrix = question.matrix
+            if matrix.pk not in matrices:
+                matrices[matrix.pk] = Matrix.objects.create(survey=target, title=matrix.title)
+            question.matrix = matrices[matrix.pk]
         question.pk = None
         question._state.adding = True
         question.survey = target
@@ -299,6 +300,7 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
     new_of = dict(zip(old_ids, questions, strict=True))
     for question, (first, second) in zip(questions, pairs, strict=True):
         if first is not None:
+            assert second is not None  # a declared pair has both of its questions
             question.pair_first, question.pair_second = new_of[first], new_of[second]
             question.save(update_fields=["pair_first", "pair_second"])
     return questions

@@ -21,6 +21,8 @@ from django.utils import timezone
 
 
 class DatabaseCache(DjangoDatabaseCache):
+    _table: str  # set by BaseDatabaseCache.__init__; django-stubs leave it out
+
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> Any:
         key = self.make_and_validate_key(key, version=version)
         alias = router.db_for_write(self.cache_model_class)

@@ -69,8 +69,9 @@ class QuestionCost(PrivacyStatement):
         return expected_half_width(self.mechanism, self.n)
 
     @cached_property
-    def guess_probability(self) -> float:
-        """Chance that an observer of one report guesses the answer right (1/k by blind guessing)."""
+    def guess_probability(self) -> float | None:
+        """Chance that an observer of one report guesses the answer right (1/k by blind guessing);
+        None where there is no single answer to guess (:class:`SetCost`)."""
         return self.mechanism.guess_probability()
 
     @property
@@ -314,7 +315,7 @@ class SetCost(QuestionCost):
         return self.mechanism.ell
 
     @cached_property
-    def recommendation(self) -> SetRecommendation:  # type: ignore[override]
+    def recommendation(self) -> SetRecommendation:
         return recommend_multiselect(self.k, self.max_choices, self.epsilon, max(self.n, 1))
 
     @cached_property

@@ -27,7 +27,7 @@ from surveys.series.rounds import memo_block
 def spec_entry(question: Question, randomization: Randomization, survey: Survey | None = None) -> dict[str, Any]:
     """One question's entry as the answer page sends it to the browser (with its memo block in a
     recurring survey: :func:`surveys.series.rounds.memo_block`)."""
-    entry = {
+    entry: dict[str, Any] = {
         "question": question.pk,
         "version": randomization.version,
         "spec": randomization.build_mechanism().client_spec(),

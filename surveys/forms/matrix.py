@@ -58,7 +58,8 @@ class MatrixForm(forms.Form):
         return items
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()  # Form.clean returns self.cleaned_data; the stubs allow None
+        data = self.cleaned_data
         if self.errors:
             return data
         # One item's question form validates the options and the mechanism for all: they are the same.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -34,10 +34,12 @@ class PairForm(forms.Form):
         explain_automatic(self, survey)
         self.eligible = pairable(survey)
         choices = [("", "—"), *((q.pk, q.text) for q in self.eligible)]
-        self.fields["first"].choices = self.fields["second"].choices = choices
+        for name in ("first", "second"):
+            cast(forms.TypedChoiceField, self.fields[name]).choices = choices
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()  # Form.clean returns self.cleaned_data; the stubs allow None
+        data = self.cleaned_data
         if self.errors:
             return data
         by_id = {q.pk: q for q in self.eligible}

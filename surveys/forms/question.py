@@ -3,7 +3,7 @@ against the survey's cap and the parameters frozen by reports."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -162,7 +162,7 @@ class QuestionForm(forms.Form):
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
         # question takes one of those kinds.
         own = question.kind if question is not None and kind_of(question.kind).made_elsewhere else None
-        self.fields["kind"].choices = [
+        cast(forms.ChoiceField, self.fields["kind"]).choices = [
             (value, label)
             for value, label in Question.Kind.choices
             if (value == own if own else not kind_of(value).made_elsewhere)
@@ -198,7 +198,8 @@ class QuestionForm(forms.Form):
         return [line for line in self.cleaned_data["candidates_text"].splitlines() if line.strip()]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()  # Form.clean returns self.cleaned_data; the stubs allow None
+        data = self.cleaned_data
         if self.frozen:
             self._keep_frozen_parameters(data)
         if self.errors:
@@ -218,7 +219,8 @@ class QuestionForm(forms.Form):
         data["rating_estimate"] = data.get("rating_estimate") or Question.RatingEstimate.SHARES
         data["mechanism_chosen_automatically"] = data["mechanism"] == AUTOMATIC
         if data["mechanism"] == AUTOMATIC:
-            data["mechanism"] = self.question.mechanism if self.frozen else self._advised_mechanism(data, value_range)
+            frozen = self.question if self.frozen else None
+            data["mechanism"] = frozen.mechanism if frozen is not None else self._advised_mechanism(data, value_range)
         if not kind.allows(data["mechanism"], estimate):
             self.add_error("mechanism", misfit(estimate))
             return data
