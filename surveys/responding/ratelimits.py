@@ -146,7 +146,9 @@ def _hit_redis(backend: RedisCache, keys: list[str], rates: list[Rate]) -> int |
     names = [backend.make_and_validate_key(key) for key in keys]
     pipeline = backend._cache.get_client(names[0], write=True).pipeline(transaction=False)
     for name, (_, seconds) in zip(names, rates, strict=True):
-        pipeline.incr(name).expire(name, seconds, nx=True).ttl(name)
+        pipeline.incr(name)
+        pipeline.expire(name, seconds, nx=True)
+        pipeline.ttl(name)
     results = pipeline.execute()
     waits = [max(1, int(results[3 * i + 2])) for i, (count, _) in enumerate(rates) if int(results[3 * i]) > count]
     return max(waits) if waits else None

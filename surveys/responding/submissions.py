@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,7 +182,7 @@ def parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
 
 @dataclass(frozen=True)
 class InForce:
-    by_question: dict[int, Randomization | None]
+    by_question: Mapping[int, Randomization | None]
     read_at: float
     cached: bool = False
 
@@ -221,7 +222,7 @@ def randomizations_in_force(survey: Survey) -> dict[int, Randomization | None]:
     return questions
 
 
-def _parse_item(item: Any, position: int, in_force: dict[int, Randomization | None], seen: set[int]) -> ParsedReport:
+def _parse_item(item: Any, position: int, in_force: Mapping[int, Randomization | None], seen: set[int]) -> ParsedReport:
     where = _("Report %(position)s") % {"position": position}
     if not isinstance(item, dict) or set(item) != {"question", "version", "report"}:
         raise SubmissionError(

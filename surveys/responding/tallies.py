@@ -30,6 +30,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -49,7 +50,9 @@ def pick_shard() -> int:
     return secrets.randbelow(settings.TALLY_SHARDS)
 
 
-def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], shard: int) -> list[tuple[int, ...]]:
+def tally_rows(
+    randomization: Randomization, packed_reports: Sequence[bytes], shard: int
+) -> list[tuple[int, int, int, int]]:
     """(randomization id, shard, cell, increment) for the non-zero cells of these reports' tally."""
     mechanism = randomization.build_mechanism()
     packed = mechanism.unpack_many(b"".join(packed_reports))
@@ -57,7 +60,8 @@ def tally_rows(randomization: Randomization, packed_reports: Sequence[bytes], sh
     cells = np.flatnonzero(batch.counts)
     rows = [(randomization.pk, shard, TallyCell.N_CELL, int(batch.n))]
     rows.extend((randomization.pk, shard, int(c), int(batch.counts[c])) for c in cells)
-    profile = integrity.weight_profile(mechanism, packed)
+    # ldp.integrity answers None for any mechanism without weights; its annotation names only Mechanism.
+    profile = integrity.weight_profile(cast(ldp.Mechanism, mechanism), packed)
     if profile is not None:
         flat = profile.ravel()
         cells = np.flatnonzero(flat)
@@ -116,7 +120,7 @@ def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequen
         types = [UNNEST_TYPES[c] for c in columns]
         arrays = ", ".join(f"%s::{t}[]" for t in types)
         sql = f"INSERT INTO {quote(table)} ({names}) SELECT * FROM unnest({arrays}) {conflict}"
-        params: list[object] = [list(column) for column in zip(*rows, strict=True)]
+        params: list[Any] = [list(column) for column in zip(*rows, strict=True)]
     else:
         row = "(" + ", ".join(["%s"] * len(columns)) + ")"
         sql = f"INSERT INTO {quote(table)} ({names}) VALUES {', '.join([row] * len(rows))} {conflict}"
@@ -141,7 +145,7 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
     by_id = {r.pk: r for r in randomizations}
     mechanisms = {pk: r.build_mechanism() for pk, r in by_id.items()}
     counts = {pk: m.empty_tally().counts.copy() for pk, m in mechanisms.items()}
-    profiles = {pk: integrity.empty_profile(m) for pk, m in mechanisms.items()}
+    profiles = {pk: integrity.empty_profile(cast(ldp.Mechanism, m)) for pk, m in mechanisms.items()}
     n = dict.fromkeys(by_id, 0)
     rows = (
         TallyCell.objects.filter(randomization_id__in=list(by_id))

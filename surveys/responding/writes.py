@@ -13,6 +13,7 @@ randomization that was retired before it committed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -81,7 +82,7 @@ def report_ids(count: int) -> list[int]:
 
 
 def _store_statement_by_statement(
-    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, ...]], shard: int
+    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, int, int, int]], shard: int
 ) -> bool:
     """The submission, its reports, its tally cells and its hourly count: four statements."""
     if not insert_unless_replayed(submission):
@@ -156,7 +157,7 @@ FROM verdict
 def _submit_in_one_statement(
     submission: Submission,
     reports: list[ParsedReport],
-    rows: list[tuple[int, ...]],
+    rows: list[tuple[int, int, int, int]],
     shard: int,
     responded: bool,
     invitation: bytes | None,
@@ -165,7 +166,7 @@ def _submit_in_one_statement(
     """Run :data:`SUBMIT_SQL`; False if the survey has a response limit and ``unlimited`` was claimed."""
     randomizations = sorted({r.randomization.pk for r in reports})
     cell_randomizations, cell_shards, cells, increments = (list(c) for c in zip(*rows, strict=True))
-    params = {
+    params: dict[str, Any] = {
         "now": timezone.now(),
         "survey": submission.survey_id,
         "randomizations": randomizations,

@@ -62,8 +62,8 @@ def matrix_chart(items: list[dict[str, Any]], kind: str, bands: str) -> str:
     labels = json.dumps([[r.question.text for r in shown], shown[0].question.options])
 
     def draw() -> str:
-        shares = np.array([r.estimate(kind).proportions for r in shown])  # type: ignore[arg-type, union-attr]
-        low, high = (np.array(side) for side in zip(*(r.bands(kind, bands) for r in shown), strict=True))  # type: ignore[arg-type]
+        shares = np.array([r.estimate(kind).proportions for r in shown])
+        low, high = (np.array(side) for side in zip(*(r.bands(kind, bands) for r in shown), strict=True))
         return charts.matrix_bars([r.question.text for r in shown], shown[0].question.options, shares, low, high)
 
     return cached_chart("matrix-chart", [short_digest(":".join(parts) + labels), kind, bands], draw)

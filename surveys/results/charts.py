@@ -8,6 +8,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
@@ -15,11 +16,13 @@ from django.utils.translation import get_language, pgettext
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
+from matplotlib.typing import RcKeyType
 
 INK = "#1d2230"
 ACCENT = "#3d5afe"
 MUTED = "#5b6275"
-RC = {"svg.fonttype": "none", "font.size": 10}  # keep text as text: selectable, translatable fonts
+#: Keep text as text: selectable, translatable fonts.
+RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "font.size": 10}
 #: Part of every cached chart's key: bump when the SVG markup changes.
 CHART_VERSION = 2
 
@@ -92,11 +95,12 @@ def responses_over_time(hours: Sequence[datetime], counts: Sequence[int]) -> str
         axes = figure.add_subplot()
         if hours:
             # Each count covers its hour: draw to the end of the last one, and show at least a day.
+            # (matplotlib converts datetimes through its units registry; its stubs only allow floats.)
             edges = [*hours, hours[-1] + timedelta(hours=1)]
             totals = np.cumsum([*counts, 0])
-            axes.step(edges, totals, where="post", color=ACCENT)
-            axes.fill_between(edges, totals, step="post", color=ACCENT, alpha=0.15)
-            axes.set_xlim(min(edges[0], edges[-1] - timedelta(days=1)), edges[-1])
+            axes.step(edges, totals, where="post", color=ACCENT)  # type: ignore[arg-type]  # stubs: no datetime x
+            axes.fill_between(edges, totals, step="post", color=ACCENT, alpha=0.15)  # type: ignore[arg-type]  # stubs: no datetime x
+            axes.set_xlim(min(edges[0], edges[-1] - timedelta(days=1)), edges[-1])  # type: ignore[arg-type]  # stubs: no datetime x
             locator = AutoDateLocator()
             axes.xaxis.set_major_locator(locator)
             axes.xaxis.set_major_formatter(ConciseDateFormatter(locator, **_date_formats()))

@@ -80,8 +80,10 @@ def memo_block(
     mechanism = spec["mechanism"]
     if survey.series_id is None or not memoizes(spec, gamma):
         return None
+    series = survey.series
+    assert series is not None  # series_id is set
     block: dict[str, Any] = {
-        "series": survey.series.key,
+        "series": series.key,
         "question": question.memo_key,
         "layers": memo_layers(mechanism),
     }

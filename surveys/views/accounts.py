@@ -3,8 +3,11 @@ sign-up, and sending the confirmation link again."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -27,7 +30,8 @@ def confirm_email(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 @rate_limited("mail")
 def resend_confirmation(request: HttpRequest) -> HttpResponse:
-    if accounts.email_unconfirmed(request.user):
-        accounts.send_confirmation(request, request.user)
-        messages.success(request, _("We sent the link again to %(email)s.") % {"email": request.user.email})
+    user = cast(User, request.user)  # login_required: never AnonymousUser
+    if accounts.email_unconfirmed(user):
+        accounts.send_confirmation(request, user)
+        messages.success(request, _("We sent the link again to %(email)s.") % {"email": user.email})
     return redirect("survey_list")

@@ -8,12 +8,13 @@ redirect or the full page, so the builder also works without JavaScript.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.contrib.auth.models import User
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -29,6 +30,7 @@ from surveys.forms.matrix import MatrixEditForm, MatrixForm
 from surveys.forms.pair import PairForm
 from surveys.forms.question import QuestionForm, question_cost
 from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
+from surveys.http import HtmxHttpRequest
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
@@ -131,7 +133,7 @@ def builder_cards(survey: Survey) -> list[Card | MatrixCard]:
     return cards
 
 
-def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+def lifecycle_context(request: HtmxHttpRequest, survey: Survey) -> dict[str, Any]:
     """What the status box shows: why the survey cannot open yet, or its share link."""
     share_url = request.build_absolute_uri(survey.get_share_url())
     return {
@@ -143,7 +145,7 @@ def lifecycle_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
     }
 
 
-def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[str, Any]:
+def builder_context(request: HtmxHttpRequest, survey: Survey, **extra: Any) -> dict[str, Any]:
     context = {
         **lifecycle_context(request, survey),
         **rounds.round_context(survey),
@@ -158,7 +160,7 @@ def builder_context(request: HttpRequest, survey: Survey, **extra: Any) -> dict[
     return context
 
 
-def render_builder(request: HttpRequest, survey: Survey, fragment: str, context: dict[str, Any]) -> HttpResponse:
+def render_builder(request: HtmxHttpRequest, survey: Survey, fragment: str, context: dict[str, Any]) -> HttpResponse:
     """The fragment for htmx (with the status box's context, for out-of-band updates), the page otherwise."""
     if request.htmx:
         return render(request, f"{BUILDER}#{fragment}", {**lifecycle_context(request, survey), **context})
@@ -170,7 +172,7 @@ def render_builder(request: HttpRequest, survey: Survey, fragment: str, context:
 
 @require_http_methods(["GET", "POST"])
 @rate_limited("signup")
-def signup(request: HttpRequest) -> HttpResponse:
+def signup(request: HtmxHttpRequest) -> HttpResponse:
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
@@ -194,15 +196,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def survey_list(request: HttpRequest) -> HttpResponse:
-    surveys = Survey.objects.filter(owner=request.user).prefetch_related("questions")
+def survey_list(request: HtmxHttpRequest) -> HttpResponse:
+    owner = cast(User, request.user)  # login_required: never AnonymousUser
+    surveys = Survey.objects.filter(owner=owner).prefetch_related("questions")
     context = {"surveys": surveys, "email_unconfirmed": email_unconfirmed(request.user)}
     return render(request, "surveys/survey_list.html", context)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def survey_create(request: HttpRequest) -> HttpResponse:
+def survey_create(request: HtmxHttpRequest) -> HttpResponse:
     form = SurveyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         survey = form.save(commit=False)
@@ -214,7 +217,7 @@ def survey_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def survey_detail(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_detail(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     if rounds.open_if_due(survey.series_id) is not None:
         survey.refresh_from_db()
@@ -223,7 +226,7 @@ def survey_detail(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def survey_settings(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_settings(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     form = SurveyForm(request.POST, instance=survey)
     if form.is_valid():
@@ -241,7 +244,7 @@ def survey_settings(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def survey_delete(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_delete(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     survey.delete()
     messages.success(request, _("Survey deleted."))
@@ -252,7 +255,7 @@ def survey_delete(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def survey_duplicate(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_duplicate(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     copy = actions.do_duplicate_survey(get_survey_for_owner(request.user, survey_id))
     messages.success(request, _("This is a copy, saved as a draft. Its reports and invitations start empty."))
     if request.htmx:
@@ -262,17 +265,17 @@ def survey_duplicate(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def survey_open(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_open(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     return _transition(request, survey_id, actions.do_open_survey, _("The survey is open. Share its link."))
 
 
 @login_required
 @require_POST
-def survey_close(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_close(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     return _transition(request, survey_id, actions.do_close_survey, _("The survey is closed."))
 
 
-def _transition(request: HttpRequest, survey_id: int, action: Any, success: str) -> HttpResponse:
+def _transition(request: HtmxHttpRequest, survey_id: int, action: Any, success: str) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     try:
         action(survey)
@@ -291,7 +294,7 @@ def _transition(request: HttpRequest, survey_id: int, action: Any, success: str)
 
 @login_required
 @require_POST
-def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+def question_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     if request.POST.get("action") == "recommend":
         form = recommended_form(request.POST, survey, None)
@@ -312,7 +315,7 @@ def question_add(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_edit(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = get_question_for_owner(request.user, survey_id, question_id)
     survey = question.survey
     if request.method == "GET":
@@ -344,7 +347,7 @@ def question_edit(request: HttpRequest, survey_id: int, question_id: int) -> Htt
 
 @login_required
 @require_GET
-def question_card(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_card(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = get_question_for_owner(request.user, survey_id, question_id)
     if not request.htmx:
         return redirect(question.survey)
@@ -353,7 +356,7 @@ def question_card(request: HttpRequest, survey_id: int, question_id: int) -> Htt
 
 @login_required
 @require_POST
-def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_delete(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = get_question_for_owner(request.user, survey_id, question_id)
     survey = question.survey
     try:
@@ -370,7 +373,7 @@ def question_delete(request: HttpRequest, survey_id: int, question_id: int) -> H
 
 @login_required
 @require_POST
-def question_move(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_move(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     question = get_question_for_owner(request.user, survey_id, question_id)
     survey = question.survey
     actions.do_move_question(question, request.POST.get("direction", ""))
@@ -384,7 +387,7 @@ def question_move(request: HttpRequest, survey_id: int, question_id: int) -> Htt
 
 @login_required
 @require_POST
-def pair_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+def pair_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     """Declare two choice questions a pair asked jointly (one randomized answer, one epsilon)."""
     survey = get_survey_for_owner(request.user, survey_id)
     form = PairForm(request.POST, survey=survey)
@@ -397,7 +400,7 @@ def pair_add(request: HttpRequest, survey_id: int) -> HttpResponse:
     )
 
 
-def add_block(request: HttpRequest, survey: Survey, form: Any, fragment: str, do: Any) -> HttpResponse:
+def add_block(request: HtmxHttpRequest, survey: Survey, form: Any, fragment: str, do: Any) -> HttpResponse:
     """Validate a block's form (a matrix, a pair) and store it with ``do(cleaned_data)``, or show the errors."""
     if not form.is_valid():
         response = render_builder(request, survey, fragment, {f"{fragment.removeprefix('add-')}_form": form})
@@ -414,7 +417,7 @@ def add_block(request: HttpRequest, survey: Survey, form: Any, fragment: str, do
 
 @login_required
 @require_POST
-def matrix_add(request: HttpRequest, survey_id: int) -> HttpResponse:
+def matrix_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     """Add a matrix block: one choice question per item, on the shared options, each with the block's ε."""
     survey = get_survey_for_owner(request.user, survey_id)
     form = MatrixForm(request.POST, survey=survey)
@@ -425,7 +428,7 @@ def matrix_add(request: HttpRequest, survey_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def matrix_move(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+def matrix_move(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
     """Move a whole matrix past its neighbour above or below."""
     matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
     first = matrix.items.order_by("position", "id").first()
@@ -438,7 +441,7 @@ def matrix_move(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpRes
 
 @login_required
 @require_POST
-def matrix_edit(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+def matrix_edit(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
     """Retitle a matrix and reword its shared options (kept on every item), even after reports arrived."""
     matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
     form = MatrixEditForm(request.POST, matrix=matrix)
@@ -453,7 +456,7 @@ def matrix_edit(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpRes
 
 @login_required
 @require_POST
-def matrix_delete(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
+def matrix_delete(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
     matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
     survey = matrix.survey
     try:
@@ -467,7 +470,7 @@ def matrix_delete(request: HttpRequest, survey_id: int, matrix_id: int) -> HttpR
 
 @login_required
 @require_POST
-def question_cost_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
+def question_cost_preview(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     """The live cost panel for the question form's current values (htmx, on every change).
 
     A POST, though it saves nothing: as a GET the draft's text and the form's CSRF token would

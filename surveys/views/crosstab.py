@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from surveys.access import get_survey_by_share_slug, get_survey_for_results
+from surveys.http import HtmxHttpRequest
 from surveys.kinds.pair import heatmap
 from surveys.models import Survey
 from surveys.replica import reads_results
@@ -64,14 +65,14 @@ def crosstab_context(
     return context
 
 
-def requested_crosstab(request: HttpRequest, survey_id: int) -> dict[str, Any]:
+def requested_crosstab(request: HtmxHttpRequest, survey_id: int) -> dict[str, Any]:
     """:func:`crosstab_context` for the survey (if the user may read its results) and the questions asked for."""
     survey = get_survey_for_results(request.user, survey_id)
     first, second = request.GET.get("first", ""), request.GET.get("second", "")
     return crosstab_context(survey, SurveyState.read(survey), first, second, band_kind(request))
 
 
-def crosstab_page(request: HttpRequest, survey: Survey, public: bool) -> HttpResponse:
+def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> HttpResponse:
     """The cross-tab page (the fragment for htmx), with an ETag naming the tallies, both questions and the bands."""
     state = SurveyState.read(survey)
     first, second, bands = request.GET.get("first", ""), request.GET.get("second", ""), band_kind(request)
@@ -96,7 +97,7 @@ def crosstab_url(survey: Survey, public: bool) -> str:
 @login_required
 @require_GET
 @reads_results
-def survey_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_crosstab(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     """Two choice questions crossed post hoc: the selector, the joint shares and the conditional shares."""
     survey = get_survey_for_results(request.user, survey_id)
     response = crosstab_page(request, survey, public=False)
@@ -107,7 +108,7 @@ def survey_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
 @require_GET
 @rate_limited("public_results", methods=("GET", "HEAD"))
 @reads_results
-def public_crosstab(request: HttpRequest, slug: str) -> HttpResponse:
+def public_crosstab(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The post-hoc cross-tab of a survey with published results: its estimates only (no pair table,
     no export), in plain words; like the public results page, it costs no privacy (post-processing)."""
     survey = get_survey_by_share_slug(slug)
@@ -121,7 +122,7 @@ def public_crosstab(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 @reads_results
-def export_crosstab(request: HttpRequest, survey_id: int) -> HttpResponse:
+def export_crosstab(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     """A post-hoc cross-tab as JSON, with what re-estimating it needs: both randomizations and T."""
     context = requested_crosstab(request, survey_id)
     survey, crosstab = context["survey"], context.get("crosstab")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
 from surveys.actions import do_set_candidates
 from surveys.forms.candidates import CandidatesForm
+from surveys.http import HtmxHttpRequest
 from surveys.kinds import summary_of
 from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results
@@ -77,7 +78,7 @@ def dashboard_context(
     }
 
 
-def trends_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+def trends_context(request: HtmxHttpRequest, survey: Survey) -> dict[str, Any]:
     """A recurring survey's trends (:mod:`surveys.results.trends`): per question a chart of every round's
     estimate with its 95 % interval, and the difference between two rounds (``?from=a&to=b``; by
     default the last two rounds with estimates)."""
@@ -85,7 +86,7 @@ def trends_context(request: HttpRequest, survey: Survey) -> dict[str, Any]:
     if len(series) < 2:
         return {}
     found, signature = trends.series_trends(series)
-    numbers = [r.round_number for r in series]
+    numbers = cast(list[int], [r.round_number for r in series])  # every round of a series has its number
     first, second = (
         _round_choice(request, "from", numbers, numbers[-2]),
         _round_choice(request, "to", numbers, numbers[-1]),
@@ -114,7 +115,7 @@ def trend_chart(trend: trends.Trend) -> str:
     return charts.trend_lines(trend.labels, numbers_shown, values, low, high, trend.percent)
 
 
-def _round_choice(request: HttpRequest, name: str, numbers: list[int], default: int) -> int:
+def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], default: int) -> int:
     try:
         chosen = int(request.GET.get(name, default))
     except ValueError:
@@ -125,7 +126,7 @@ def _round_choice(request: HttpRequest, name: str, numbers: list[int], default: 
 @login_required
 @require_GET
 @reads_results
-def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
+def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey)
@@ -150,7 +151,7 @@ def survey_results(request: HttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_GET
 @reads_results
-def question_results(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
@@ -172,7 +173,7 @@ def question_results(request: HttpRequest, survey_id: int, question_id: int) -> 
 
 
 def question_page_context(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     survey: Survey,
     question: Question,
     state: SurveyState,
@@ -182,7 +183,9 @@ def question_page_context(
 ) -> dict[str, Any]:
     """One question's results page; a short-answer question's owner also gets its candidates form."""
     cards = [result_view(r, kind, bands) for r in state.results(question)]
-    card = cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
+    card: dict[str, Any] = (
+        cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
+    )
     joint = asked_jointly(list(survey.questions.all()))
     if question.pk in joint:  # no reports of its own: its card points to the pair's results
         card["pair"] = joint[question.pk][0]
@@ -200,7 +203,7 @@ def question_page_context(
 
 @login_required
 @require_POST
-def question_candidates(request: HttpRequest, survey_id: int, question_id: int) -> HttpResponse:
+def question_candidates(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
     """Set a short-answer question's candidate answers ("how many wrote X?"), even after reports arrived.
 
     Candidates are not part of the randomization: changing them only changes which strings are counted.
@@ -223,7 +226,7 @@ def question_candidates(request: HttpRequest, survey_id: int, question_id: int) 
 @require_GET
 @rate_limited("public_results", methods=("GET", "HEAD"))
 @reads_results
-def public_results(request: HttpRequest, slug: str) -> HttpResponse:
+def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The read-only published results: estimates and charts come from the cache once drawn."""
     survey = get_survey_by_share_slug(slug)
     if not survey.public_results:

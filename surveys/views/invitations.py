@@ -6,10 +6,11 @@ them and never again: the server keeps only their keyed hashes (``surveys.respon
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -61,7 +62,7 @@ def invitation_links(request: HttpRequest, survey_id: int) -> HttpResponse:
 @require_POST
 def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
-    if not may_publish(request.user):
+    if not may_publish(cast(User, request.user)):  # login_required: never AnonymousUser
         return refuse_unconfirmed(request, survey)
     form = InvitationEmailsForm(request.POST)
     if not form.is_valid():
@@ -92,7 +93,7 @@ def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
 @require_POST
 def invitation_reminders(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
-    if not may_publish(request.user):
+    if not may_publish(cast(User, request.user)):  # login_required: never AnonymousUser
         return refuse_unconfirmed(request, survey)
     try:
         sent = invitations.remind_unused(survey, share_url(request, survey))

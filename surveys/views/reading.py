@@ -6,10 +6,11 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language
 
+from surveys.http import HtmxHttpRequest
 from surveys.models import Survey
 from surveys.results.cards import short_digest
 from surveys.results.estimates import BAND_CHOICES, ESTIMATE_KINDS, SurveyState
@@ -18,18 +19,18 @@ from surveys.results.estimates import BAND_CHOICES, ESTIMATE_KINDS, SurveyState
 PAGE_VERSION = 2
 
 
-def estimate_kind(request: HttpRequest) -> str:
+def estimate_kind(request: HtmxHttpRequest) -> str:
     chosen = request.GET.get("estimate", "consistent")
     return chosen if chosen in ESTIMATE_KINDS else "consistent"
 
 
-def band_kind(request: HttpRequest) -> str:
+def band_kind(request: HtmxHttpRequest) -> str:
     """ "option" (each option's own 95 % band, the default) or "joint" (all options at once)."""
     bands = request.GET.get("bands", "option")
     return bands if bands in BAND_CHOICES else "option"
 
 
-def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
+def page_etag(request: HtmxHttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
     """An ETag for a results page: it changes whenever anything the page shows can change.
 
     The tallies' signature stands for every number on the page (each submission changes it);
@@ -44,7 +45,7 @@ def page_etag(request: HttpRequest, survey: Survey, state: SurveyState, *parts: 
     return f'"{short_digest(material)}"'
 
 
-def conditional(request: HttpRequest, etag: str, render_page: Any) -> HttpResponse:
+def conditional(request: HtmxHttpRequest, etag: str, render_page: Any) -> HttpResponse:
     """304 when the client already has this ETag's page, else the page with its ETag."""
     if etag in _if_none_match(request) and not len(get_messages(request)):
         response: HttpResponse = HttpResponseNotModified()
@@ -55,6 +56,6 @@ def conditional(request: HttpRequest, etag: str, render_page: Any) -> HttpRespon
     return response
 
 
-def _if_none_match(request: HttpRequest) -> list[str]:
+def _if_none_match(request: HtmxHttpRequest) -> list[str]:
     header = request.headers.get("If-None-Match", "")
     return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
