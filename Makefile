@@ -71,7 +71,7 @@ test-browser: install-dev
 test-js:
 	node --test tests/js/
 
-lint: install-dev
+lint: install-dev typecheck  ## ruff (rules and format) and mypy
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
@@ -81,8 +81,8 @@ format: install-dev
 
 # The goal is `$(VENV)/bin/mypy ldp surveys` (config in pyproject.toml); surveys/ is not clean yet,
 # so this checks ldp/ only until it is, and `make lint` does not run it yet.
-typecheck: install-dev  ## mypy with django-stubs over ldp/ (surveys/ to follow)
-	$(VENV)/bin/mypy ldp
+typecheck: install-dev  ## mypy with django-stubs over ldp/ and surveys/ (config in pyproject.toml)
+	$(VENV)/bin/mypy ldp surveys
 
 migrations-check: install
 	$(PY) manage.py makemigrations --check --dry-run
