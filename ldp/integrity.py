@@ -87,13 +87,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp.estimates import project_onto_simplex
 from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally, symmetric_inverse
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
+from ldp.simplex import project_onto_simplex
 
 __all__ = [
     "IntegrityResult",

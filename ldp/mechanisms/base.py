@@ -28,21 +28,19 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.estimates import (
+from ldp.consistency import (
     EMPIRICAL_BAYES_OPTIONS,
     EVEN_TEST_LEVEL,
-    FrequencyEstimate,
-    Interval,
     choose_consistency,
     empirical_bayes_shares,
     evenness_p_value,
-    project_onto_simplex,
     share_prior,
-    simultaneous_bands,
-    unified_interval,
 )
+from ldp.estimates import FrequencyEstimate
 from ldp.families import Family
+from ldp.intervals import Interval, simultaneous_bands, unified_interval
 from ldp.privacy import check_epsilon
+from ldp.simplex import project_onto_simplex
 
 __all__ = ["InvalidReport", "Mechanism", "OneOptionReport", "Tally"]
 
@@ -471,10 +469,10 @@ class Mechanism(ABC):
         """The estimate made consistent, with 95 % bands (unified intervals on [0, 1]).
 
         ``method`` is ``"norm-sub"`` (the default), ``"clip"``, ``"eb"`` (empirical-Bayes posterior
-        means, :func:`~ldp.estimates.empirical_bayes_shares`) or ``"auto"``: the one of these that
+        means, :func:`~ldp.consistency.empirical_bayes_shares`) or ``"auto"``: the one of these that
         :meth:`automatic_consistency` picks for this tally. The returned estimate's ``method`` names
         the estimator applied; the bands depend on the unbiased estimate only, whichever it is. See
-        :func:`ldp.estimates.unified_interval` for how the bands are made: Feldman and Cousins'
+        :func:`ldp.intervals.unified_interval` for how the bands are made: Feldman and Cousins'
         ordering, so that an estimate far outside [0, 1] still gets a band of positive width.
         """
         unbiased = self.estimate(tally)
@@ -489,16 +487,16 @@ class Mechanism(ABC):
     def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
         """The estimator "auto" applies to this unbiased estimate from n reports.
 
-        ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.estimates.empirical_bayes_shares`)
-        when k is in :data:`~ldp.estimates.EMPIRICAL_BAYES_OPTIONS` (5 to 64) and the chi-square
+        ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.consistency.empirical_bayes_shares`)
+        when k is in :data:`~ldp.consistency.EMPIRICAL_BAYES_OPTIONS` (5 to 64) and the chi-square
         test of evenly spread answers does not reject them at
-        :data:`~ldp.estimates.EVEN_TEST_LEVEL` (:func:`~ldp.estimates.evenness_p_value`): then the
+        :data:`~ldp.consistency.EVEN_TEST_LEVEL` (:func:`~ldp.consistency.evenness_p_value`): then the
         shares are alike as far as the reports can tell, and shrinking them toward their fitted
         distribution halves the largest error where reports are few (docs/experiments.md).
         Otherwise Norm-Sub or clipping (:meth:`automatic_adjustment`), by
-        :func:`~ldp.estimates.choose_consistency` with this
+        :func:`~ldp.consistency.choose_consistency` with this
         mechanism's covariance, the estimate's simultaneous 95 % bands and the fitted distribution
-        of its shares (:func:`~ldp.estimates.share_prior`). (Also scoring 1/k whenever the test
+        of its shares (:func:`~ldp.consistency.share_prior`). (Also scoring 1/k whenever the test
         does not reject it fixed evenly spread answers at k = 256 but cost up to 2.4 times on
         concentrated ones, which pass the test there too: docs/experiments.md.)
         """
@@ -515,14 +513,14 @@ class Mechanism(ABC):
     @cached_property
     def even_test(self) -> tuple[np.ndarray, int]:
         """(P, r): the pseudo-inverse and rank of the covariance of the estimate from one report
-        under evenly spread answers, for :func:`~ldp.estimates.evenness_p_value`."""
+        under evenly spread answers, for :func:`~ldp.consistency.evenness_p_value`."""
         covariance = self.covariance(np.full(self.k, 1.0 / self.k), 1)
         return np.linalg.pinv(covariance, hermitian=True), int(np.linalg.matrix_rank(covariance, hermitian=True))
 
     def simultaneous_bands(self, tally: Tally, level: float = 0.95) -> Interval:
         """Bands that hold for all k options at once with probability >= level.
 
-        :func:`ldp.estimates.simultaneous_bands` (Šidák's level, the hull of the score and
+        :func:`ldp.intervals.simultaneous_bands` (Šidák's level, the hull of the score and
         unified intervals) around the unbiased estimate; per-option bands come with
         :meth:`consistent_estimate`.
         """
@@ -537,7 +535,7 @@ class Mechanism(ABC):
 
         Every mechanism's covariance here is affine in f (a fixed population: a mixture of the
         answers' per-report covariances), so on the simplex Var(f_hat_v) = sum_t f_t V[v, t] / n,
-        which lets :func:`~ldp.estimates.score_interval` solve its bands in closed form.
+        which lets :func:`~ldp.intervals.score_interval` solve its bands in closed form.
 
         This default takes the diagonals of :attr:`unit_covariances` (k^4 operations); every
         mechanism of the package overrides it with its closed form, V = W - I, where
