@@ -87,12 +87,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally, symmetric_inverse
+from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
+from ldp.mechanisms.symmetric import symmetric_inverse
 from ldp.simplex import project_onto_simplex
 
 __all__ = [
@@ -266,7 +267,7 @@ def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | N
 
     c is the expected unbiased estimate (A^-1 z)_v it yields at an option v it does not support (the
     *background*), Phi the expected sum over all options of its estimate. With A = (p - q) I + q 11^T
-    and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.base.symmetric_inverse`), a statistic z yields
+    and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.symmetric.symmetric_inverse`), a statistic z yields
     a z_v + b sum(z) at v and (a + k b) sum(z) in all:
 
     - k-RR: z names the option: c = b = -q / (p - q), Phi = 1;

@@ -52,7 +52,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from ldp.mechanisms.base import InvalidReport, Tally, require_bits, require_fields, resolved
+from ldp.mechanisms.base import Tally, resolved
+from ldp.mechanisms.reports import InvalidReport, require_bits, require_fields
 from ldp.multiselect.base import (
     SharesEstimate,
     StoredReports,
