@@ -17,7 +17,7 @@ absolute error over the options, with its standard error. One data set per (grid
 "Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
 for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
 5 <= k <= 64 and a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
-ldp.estimates.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
+ldp.consistency.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
 "(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
 ldp.estimators.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of

@@ -13,8 +13,9 @@ True
 
 from __future__ import annotations
 
-from ldp.estimates import FrequencyEstimate, Interval, clip_and_renormalize, project_onto_simplex
+from ldp.estimates import FrequencyEstimate
 from ldp.freetext import TextSketch
+from ldp.intervals import Interval
 from ldp.mechanisms import (
     MECHANISMS,
     CountMeanSketch,
@@ -40,6 +41,7 @@ from ldp.numeric import (
     make_numeric_mechanism,
 )
 from ldp.privacy import gdp_delta, gdp_mu, posterior_bound, worst_case_log_ratio
+from ldp.simplex import clip_and_renormalize, project_onto_simplex
 from ldp.text import candidate_list, normalize_text
 
 __all__ = [

@@ -18,7 +18,7 @@ is a closed form evaluated in O(k) (k-RR, subset selection, OLH, the unary encod
 its inverse, computed once per k for every epsilon (:func:`ldp.mechanisms.cms.sketch_family`). The
 values are the same as those of the mechanisms' ``covariance`` (tests/ldp/test_advisor.py).
 The estimator recommended with it is always "auto"
-(:func:`ldp.estimates.choose_consistency`): whether Norm-Sub or clipping errs less depends on the
+(:func:`ldp.consistency.choose_consistency`): whether Norm-Sub or clipping errs less depends on the
 answers themselves, which the advisor cannot know, so the choice is made per tally.
 """
 

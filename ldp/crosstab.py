@@ -34,9 +34,9 @@ two questions' own budgets; a post-hoc cross-tab spends nothing more).
 Conditional shares P(Q2 = b | Q1 = a) = F[a, b] / sum_b' F[a, b'] get delta-method intervals:
 the gradient with respect to row a is (e_b - c_a) / R_a, c_a the row's conditional shares.
 
-Bands for all at once: the cells' ``simultaneous`` bands (:func:`ldp.estimates.simultaneous_bands`
+Bands for all at once: the cells' ``simultaneous`` bands (:func:`ldp.intervals.simultaneous_bands`
 over the k1 k2 cells), and, on request, the marginals' and the conditional shares' normal bands at
-Šidák's level (:func:`ldp.estimates.simultaneous_level`) for the k options of a marginal or the
+Šidák's level (:func:`ldp.intervals.simultaneous_level`) for the k options of a marginal or the
 k1 k2 shares given one question.
 
 References
@@ -58,18 +58,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.estimates import (
-    FrequencyEstimate,
+from ldp.estimates import FrequencyEstimate
+from ldp.intervals import (
     Interval,
     affine_unified_interval,
     affine_variance_terms,
-    project_onto_simplex,
     simultaneous_bands,
     simultaneous_level,
 )
 from ldp.mechanisms import KRandomizedResponse, Mechanism, Tally, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
+from ldp.simplex import project_onto_simplex
 
 __all__ = [
     "ConditionalShares",
@@ -194,7 +194,7 @@ class JointEstimate:
         For a declared pair these are that question's shares as its respondents answered it within the
         pair: unbiased (sums of unbiased cells) with variance a' Cov a for the 0/1 summing vector a.
         With ``simultaneous`` the bands hold for all of the question's options at once: each is made at
-        Šidák's per-option level (:func:`~ldp.estimates.simultaneous_level`), valid for a normal vector
+        Šidák's per-option level (:func:`~ldp.intervals.simultaneous_level`), valid for a normal vector
         with any correlation.
 
         >>> from ldp import Tally

@@ -11,10 +11,10 @@
   (each report supports several options, and their dependence is ignored).
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
-  test does not reject evenly spread answers (:func:`~ldp.estimates.evenness_p_value`), else Norm-Sub or
+  test does not reject evenly spread answers (:func:`~ldp.consistency.evenness_p_value`), else Norm-Sub or
   clip-and-renormalize, chosen by a parametric bootstrap of the largest error
-  (:func:`~ldp.estimates.choose_consistency`); :meth:`~ldp.mechanisms.Mechanism.automatic_consistency`.
-* :func:`~ldp.estimates.score_interval` (re-exported here): error bands for consistent estimates.
+  (:func:`~ldp.consistency.choose_consistency`); :meth:`~ldp.mechanisms.Mechanism.automatic_consistency`.
+* :func:`~ldp.intervals.score_interval` (re-exported here): error bands for consistent estimates.
   Consistent estimates are biased near the simplex boundary, so "estimate +/- z SE" loses
   coverage there (so does a basic parametric bootstrap: 54-77 % for shares of 2.5-7.5 % at
   n = 1000, measured); inverting the unbiased estimate's test, with the variance evaluated at
@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares, score_interval
+from ldp.consistency import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares
+from ldp.intervals import score_interval
 from ldp.mechanisms import (
     HadamardResponse,
     KRandomizedResponse,
@@ -73,7 +74,7 @@ def empirical_bayes(mechanism: Mechanism, unbiased: np.ndarray, n: int) -> np.nd
     """Posterior means of the shares under their fitted distribution, projected onto the simplex.
 
     The distribution of the k shares is estimated from the tally itself by nonparametric maximum
-    likelihood (:func:`~ldp.estimates.share_prior`, a data-driven prior), each option's share is
+    likelihood (:func:`~ldp.consistency.share_prior`, a data-driven prior), each option's share is
     estimated by its posterior mean E[theta_v | f_hat_v] (Jiang and Zhang 2009; Efron 2019), and
     Norm-Sub makes the result sum to 1. Shares the data cannot tell apart are pulled together
     (evenly spread answers come out nearly even), a share far from the others stays where its

@@ -60,8 +60,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.mechanisms.base import require_bits, require_fields, require_int
 from ldp.mechanisms.hadamard import hadamard_signs
+from ldp.mechanisms.reports import require_bits, require_fields, require_int
 from ldp.privacy import binary_keep_probability, check_epsilon
 from ldp.text import encode_fields
 

@@ -19,9 +19,10 @@ report (:func:`support_floor`; e.g. k-RR: L = -q / (p - q)).
 that the false-alarm rate stays at most alpha):
 
 1. *Weight test* (unary encodings, dBitFlip, CMS): the number of 1 bits of one honest report has
-   the same distribution whatever the answer (:func:`weight_distribution`), so the histogram of
-   weights (:func:`weight_profile`, kept as extra tally cells by the survey app) is tested against
-   it with Pearson's chi-square, adjacent cells pooled until each expects at least 5 reports.
+   the same distribution whatever the answer (:func:`~ldp.report_weights.weight_distribution`), so
+   the histogram of weights (:func:`~ldp.report_weights.weight_profile`, kept as extra tally cells
+   by the survey app) is tested against it with Pearson's chi-square, adjacent cells pooled until
+   each expects at least 5 reports.
 2. *Below-zero test* (every mechanism): for each option, H0: f_v >= 0. Under f_v = 0,
    Var(f_hat_v) = sum_{t != v} f_t V[v, t] / n <= max_{t != v} V[v, t] / n (V the mechanism's
    ``unit_variances``; the covariance is affine in f), so z_v = f_hat_v / s_v with that worst-case
@@ -43,9 +44,9 @@ standard errors, clipped to [0, 1].
 **Recovery.** For unary encodings and dBitFlip whose fakes were found by their weight (all in S,
 as every attack of ref. 1 crafts one pattern), the other weights hold genuine reports only:
 :func:`clean_estimate` estimates f from them, with the exact law of (weight, bit) of an honest
-report (:func:`weight_bit_law`), and :func:`favored_buckets` reads the options the fakes favor
-from the rows S of the bits-by-weight table (those whose bit at least half of the fakes
-set). This assumes nothing about which options the fakes favor.
+report (:func:`~ldp.report_weights.weight_bit_law`), and :func:`favored_buckets` reads the options
+the fakes favor from the rows S of the bits-by-weight table (those whose bit at least half of the
+fakes set). This assumes nothing about which options the fakes favor.
 
 Otherwise (k-RR, subset selection, OLH; our derivation in the spirit of LDPRecover's constraint
 inference, ref. 2): a fake that supports one favored option and is otherwise drawn like an honest
@@ -87,14 +88,23 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from ldp.estimates import project_onto_simplex
-from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally, symmetric_inverse
+from ldp.mechanisms.base import MIXTURE_LIMIT, Mechanism, Tally
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
-from ldp.mechanisms.cms import CountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
+from ldp.mechanisms.symmetric import symmetric_inverse
+from ldp.report_weights import (
+    empty_profile,
+    report_weights,
+    weight_bit_law,
+    weight_distribution,
+    weight_profile,
+)
+from ldp.simplex import project_onto_simplex
 
+# report_weights, weight_distribution and weight_profile (ldp.report_weights) stay part of this
+# module's API: the survey app keeps weight profiles through it.
 __all__ = [
     "IntegrityResult",
     "assess",
@@ -110,120 +120,6 @@ ALPHA = 0.05
 MIN_EXPECTED = 5.0
 #: Largest fake share reported (the estimate's algebra divides by 1 - beta).
 MAX_SHARE = 0.95
-
-
-def has_weights(mechanism: Mechanism) -> bool:
-    """Whether the mechanism's reports are bit vectors whose honest weight law is answer-free."""
-    return isinstance(mechanism, (SampledUnaryEncoding, CountMeanSketch))
-
-
-def report_weights(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | None:
-    """Number of 1 bits of each packed report (sampled buckets' bits; CMS's +1 signs), or None.
-
-    >>> from ldp.mechanisms import make_mechanism
-    >>> m = make_mechanism("oue", k=3, epsilon=1.0)
-    >>> report_weights(m, np.array([[0b111, 0b101]], dtype=np.uint8)).tolist()
-    [2]
-    """
-    if isinstance(mechanism, SampledUnaryEncoding):
-        width = (mechanism.k + 7) // 8
-        ones = np.unpackbits(packed[:, width:], axis=1, count=mechanism.k, bitorder="little")
-        return ones.sum(axis=1, dtype=np.int64)
-    if isinstance(mechanism, CountMeanSketch):
-        signs = np.unpackbits(packed[:, 2:], axis=1, count=mechanism.width, bitorder="little")
-        return signs.sum(axis=1, dtype=np.int64)
-    return None
-
-
-def weight_profile(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray | None:
-    """Reports by weight, shape (max weight + 1, columns), or None for mechanisms without weights.
-
-    Column 0 counts the reports with w one-bits (the histogram of :func:`report_weights`). Unary
-    encodings and dBitFlip add one column per bucket v: the reports of weight w whose bit v is 1
-    (the bits-by-weight table that :func:`clean_estimate` reads); CMS has column 0 only.
-
-    >>> from ldp.mechanisms import make_mechanism
-    >>> m = make_mechanism("oue", k=2, epsilon=1.0)
-    >>> weight_profile(m, np.array([[0b11, 0b01], [0b11, 0b11]], dtype=np.uint8)).tolist()
-    [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
-    """
-    weights = report_weights(mechanism, packed)
-    if weights is None:
-        return None
-    profile = empty_profile(mechanism)
-    assert profile is not None
-    np.add.at(profile[:, 0], weights, 1)
-    if isinstance(mechanism, SampledUnaryEncoding):
-        width = (mechanism.k + 7) // 8
-        ones = np.unpackbits(packed[:, width:], axis=1, count=mechanism.k, bitorder="little")
-        for w in np.unique(weights):
-            profile[w, 1:] = ones[weights == w].sum(axis=0, dtype=np.int64)
-    return profile
-
-
-def empty_profile(mechanism: Mechanism) -> np.ndarray | None:
-    """An all-zero :func:`weight_profile` of the right shape, or None for mechanisms without weights."""
-    if not has_weights(mechanism):
-        return None
-    columns = 1 + mechanism.k if isinstance(mechanism, SampledUnaryEncoding) else 1
-    return np.zeros((max_weight(mechanism) + 1, columns), dtype=np.int64)
-
-
-def max_weight(mechanism: Mechanism) -> int:
-    """Largest possible weight: d sampled buckets, or the sketch's width m."""
-    if isinstance(mechanism, CountMeanSketch):
-        return mechanism.width
-    if isinstance(mechanism, SampledUnaryEncoding):
-        return mechanism.d
-    raise ValueError(f"{mechanism.name} reports have no weight")
-
-
-def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
-    """Exact law of an honest report's weight, the same for every true answer; None if no weights.
-
-    Unary encodings (d of k buckets sampled uniformly, bit 1 with p1 for the answer's bucket and
-    p0 for the others): with s = d / k the chance that the answer's bucket is sampled,
-
-        P(W = w) = s (Bernoulli(p1) * Binomial(d - 1, p0))(w) + (1 - s) Binomial(d, p0)(w)
-
-    (* a convolution). CMS: one +1 coordinate kept with probability kappa, m - 1 coordinates of -1
-    each flipped to +1 with probability 1 - kappa: Bernoulli(kappa) * Binomial(m - 1, 1 - kappa).
-
-    >>> from ldp.mechanisms import make_mechanism
-    >>> weight_distribution(make_mechanism("oue", k=2, epsilon=math.log(3))).tolist()
-    [0.375, 0.5, 0.125]
-    """
-    if isinstance(mechanism, SampledUnaryEncoding):
-        d, p1, p0 = mechanism.d, mechanism.true_bit_probability, mechanism.other_bit_probability
-        sampled = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d), d - 1, p0))
-        return d / mechanism.k * sampled + (1 - d / mechanism.k) * stats.binom.pmf(np.arange(d + 1), d, p0)
-    if isinstance(mechanism, CountMeanSketch):
-        m, kappa = mechanism.width, mechanism.keep_probability
-        return np.convolve([1 - kappa, kappa], stats.binom.pmf(np.arange(m), m - 1, 1 - kappa))
-    return None
-
-
-def weight_bit_law(mechanism: SampledUnaryEncoding) -> tuple[np.ndarray, np.ndarray]:
-    """(alpha_w, gamma_w): P(W = w, bit v = 1 | answer v) and P(W = w, bit v = 1 | answer t != v).
-
-    With d of k buckets sampled uniformly, B(n, p) the binomial law and * a convolution:
-
-        alpha_w = (d / k) p1 B(d - 1, p0)(w - 1),
-        gamma_w = p0 [ d (d - 1) / (k (k - 1)) (Bernoulli(p1) * B(d - 2, p0))(w - 1)
-                       + d (k - d) / (k (k - 1)) B(d - 1, p0)(w - 1) ]
-
-    (v sampled with its bit 1; the answer's bucket sampled too, or not). Summed over w they are
-    E[bit_v] = (d / k) p1 and (d / k) p0.
-    """
-    k, d = mechanism.k, mechanism.d
-    p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
-    alpha, gamma = np.zeros(d + 1), np.zeros(d + 1)
-    alpha[1:] = d / k * p1 * stats.binom.pmf(np.arange(d), d - 1, p0)
-    if d >= 2:
-        both = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d - 1), d - 2, p0))
-        gamma[1:] += d * (d - 1) / (k * (k - 1)) * both
-    gamma[1:] += d * (k - d) / (k * (k - 1)) * stats.binom.pmf(np.arange(d), d - 1, p0)
-    return alpha, p0 * gamma
 
 
 def clean_estimate(
@@ -266,7 +162,7 @@ def fake_model(mechanism: Mechanism, weight: int = 1) -> tuple[float, float] | N
 
     c is the expected unbiased estimate (A^-1 z)_v it yields at an option v it does not support (the
     *background*), Phi the expected sum over all options of its estimate. With A = (p - q) I + q 11^T
-    and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.base.symmetric_inverse`), a statistic z yields
+    and A^-1 = a I + b 11^T (:func:`~ldp.mechanisms.symmetric.symmetric_inverse`), a statistic z yields
     a z_v + b sum(z) at v and (a + k b) sum(z) in all:
 
     - k-RR: z names the option: c = b = -q / (p - q), Phi = 1;

@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-from ldp.estimates import Interval
+from ldp.intervals import Interval
 
 __all__ = ["RegressionResult", "channel_of", "dummies", "fit_regression", "log_likelihood"]
 

@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.estimates import Interval
+from ldp.intervals import Interval
 from ldp.regression import channel_of
 
 __all__ = ["WeightedEstimate", "post_stratify", "rake", "raked_estimate"]

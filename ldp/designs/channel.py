@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.estimates import Interval
+from ldp.intervals import Interval
 from ldp.mechanisms.base import Mechanism, OneOptionReport, Tally, check_counts, check_values
 
 __all__ = [

@@ -8,7 +8,7 @@ clip-and-renormalize, Norm-Sub, empirical Bayes (``"eb"``) and these rules:
 * ``auto``: Murmur's default (:meth:`ldp.mechanisms.Mechanism.automatic_consistency`): ``"eb"``
   when 5 <= k <= 64 and the chi-square test does not reject evenly spread answers at 5 %, else
   the next rule;
-* ``auto's Norm-Sub or clip``: :func:`ldp.estimates.choose_consistency`, minimax regret over the
+* ``auto's Norm-Sub or clip``: :func:`ldp.consistency.choose_consistency`, minimax regret over the
   reference answers 1/k (if inside the simultaneous 95 % score bands), the fitted share
   distribution rank-matched to the estimate, and the midpoint of the two adjustments;
 * ``rank-matched (before)``: 1/k if inside the bands, else the rank-matched shares alone (the
@@ -28,22 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ldp.estimates import (
+from ldp.consistency import (
     CONSISTENCY_ADJUSTMENTS,
     EMPIRICAL_BAYES_OPTIONS,
     EVEN_TEST_LEVEL,
-    Interval,
     SharePrior,
     choose_consistency,
-    clip_and_renormalize,
     evenness_p_value,
-    project_onto_simplex,
     share_prior,
-    simultaneous_bands,
 )
 from ldp.estimators import estimate_proportions
 from ldp.experiments import write_rows
+from ldp.intervals import Interval, simultaneous_bands
 from ldp.mechanisms import make_mechanism
+from ldp.simplex import clip_and_renormalize, project_onto_simplex
 
 MECHANISMS = ("subset", "krr")
 OPTIONS = (5, 20)

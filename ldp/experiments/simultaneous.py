@@ -4,7 +4,7 @@ For each mechanism (epsilon = 1), answer distribution (k = 5 and k = 20) and n =
 repetitions draw a tally with the mechanism's exact sampler. Reported: the share of repetitions
 in which *every* option's true share lies in its band, for the per-option 95 % unified bands
 (what a reader might take for "the range") and for bands at Šidák's level made three ways
-(score, unified, and their hull, :func:`ldp.estimates.simultaneous_bands`' default). A rate's
+(score, unified, and their hull, :func:`ldp.intervals.simultaneous_bands`' default). A rate's
 standard error is 0.49 % at R = 2000.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ldp.estimates import affine_unified_interval, affine_variance_terms, simultaneous_bands
 from ldp.experiments import write_rows
+from ldp.intervals import affine_unified_interval, affine_variance_terms, simultaneous_bands
 from ldp.mechanisms import Tally, make_mechanism
 
 GEOMETRIC = 0.7 ** np.arange(20) / (0.7 ** np.arange(20)).sum()

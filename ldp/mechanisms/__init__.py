@@ -12,13 +12,14 @@ from typing import Any
 # The randomized-response designs (ldp.designs) are mechanisms of this family, in their own package.
 from ldp.designs import DESIGNS
 from ldp.families import names
-from ldp.mechanisms.base import InvalidReport, Mechanism, Tally
+from ldp.mechanisms.base import Mechanism, Tally
 from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
 from ldp.mechanisms.hadamard import HadamardResponse
 from ldp.mechanisms.hcms import HadamardCountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
+from ldp.mechanisms.reports import InvalidReport
 from ldp.mechanisms.subset import SubsetSelection
 
 __all__ = [

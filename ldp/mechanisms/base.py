@@ -28,64 +28,27 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.estimates import (
+from ldp.consistency import (
     EMPIRICAL_BAYES_OPTIONS,
     EVEN_TEST_LEVEL,
-    FrequencyEstimate,
-    Interval,
     choose_consistency,
     empirical_bayes_shares,
     evenness_p_value,
-    project_onto_simplex,
     share_prior,
-    simultaneous_bands,
-    unified_interval,
 )
+from ldp.estimates import FrequencyEstimate
 from ldp.families import Family
+from ldp.intervals import Interval, simultaneous_bands, unified_interval
+from ldp.mechanisms.reports import require_fields, require_int
 from ldp.privacy import check_epsilon
+from ldp.simplex import project_onto_simplex
 
-__all__ = ["InvalidReport", "Mechanism", "OneOptionReport", "Tally"]
+__all__ = ["Mechanism", "OneOptionReport", "Tally"]
 
 MAX_OPTIONS = 256
 #: Largest k for which :meth:`Mechanism.covariance` mixes the per-answer covariances (see there);
 #: the survey app's questions have at most 64 options.
 MIXTURE_LIMIT = 64
-
-
-class InvalidReport(ValueError):
-    """A report that does not fit its mechanism; the message says what is wrong, in English.
-
-    ``code`` names the fault and ``params`` its details, so that an application can say it in its
-    own words (the survey app translates them); no code or parameter repeats a string the sender
-    chose (the message may show a received number or type):
-
-    ==================  ===================================================================
-    code                params
-    ==================  ===================================================================
-    ``not-an-object``   (none): the report is not a JSON object
-    ``wrong-fields``    ``fields``: the sorted field names a report must have, exactly
-    ``not-an-integer``  ``field``, ``position``: the value is not an integer
-    ``out-of-range``    ``field``, ``position``, ``low``, ``high``, ``value``: outside [low, high]
-    ``not-a-list``      ``field``: the value is not a list
-    ``wrong-length``    ``field``, ``length``, ``got``: a list of ``got`` entries, not ``length``
-    ``not-a-bit``       ``field``, ``position``: an entry is not the integer 0 or 1
-    ``repeated``        ``field``: a list repeats an entry it must not
-    ``packed-width``    ``width``, ``got``: a stored (packed) report has the wrong number of bytes
-    ==================  ===================================================================
-
-    ``field`` is the report's field name; ``position`` the entry's index in that field's list, or
-    None for the field itself.
-
-    >>> error = InvalidReport("cohort must lie in [0, 63], got 64", "out-of-range", field="cohort",
-    ...     position=None, low=0, high=63, value=64)
-    >>> error.code, error.params["high"], str(error)
-    ('out-of-range', 63, 'cohort must lie in [0, 63], got 64')
-    """
-
-    def __init__(self, message: str, code: str, **params: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.params = params
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,168 +111,6 @@ def resolved(value: int | None, name: str) -> int:
     if value is None:
         raise AttributeError(f"{name} is chosen by __post_init__, which has not run")
     return value
-
-
-def _entry(name: str, position: int | None) -> str:
-    return name if position is None else f"{name}[{position}]"
-
-
-def require_int(obj: Any, name: str, low: int, high: int, position: int | None = None) -> int:
-    """A JSON integer in [low, high]; booleans and floats are refused. ``position``: its index in the
-    list ``name`` (for the error only)."""
-    where = {"field": name, "position": position}
-    if isinstance(obj, bool) or not isinstance(obj, int):
-        raise InvalidReport(
-            f"{_entry(name, position)} must be an integer, got {type(obj).__name__}", "not-an-integer", **where
-        )
-    if not low <= obj <= high:
-        raise InvalidReport(
-            f"{_entry(name, position)} must lie in [{low}, {high}], got {obj}",
-            "out-of-range",
-            **where,
-            low=low,
-            high=high,
-            value=obj,
-        )
-    return obj
-
-
-def require_list(obj: Any, name: str, length: int) -> list[Any]:
-    """A JSON list of exactly ``length`` entries."""
-    if not isinstance(obj, list):
-        raise InvalidReport(f"{name} must be a list, got {type(obj).__name__}", "not-a-list", field=name)
-    if len(obj) != length:
-        raise InvalidReport(
-            f"{name} must have {length} entries, got {len(obj)}",
-            "wrong-length",
-            field=name,
-            length=length,
-            got=len(obj),
-        )
-    return obj
-
-
-def require_bits(obj: Any, name: str, length: int) -> list[int]:
-    """A JSON list of exactly ``length`` entries, each the integer 0 or 1."""
-    for i, bit in enumerate(require_list(obj, name, length)):
-        if isinstance(bit, bool) or bit not in (0, 1) or not isinstance(bit, int):
-            raise InvalidReport(f"{name}[{i}] must be 0 or 1, got {bit!r}", "not-a-bit", field=name, position=i)
-    return obj
-
-
-def require_distinct(values: list[Any], name: str) -> None:
-    """No entry of the list ``name`` repeats."""
-    if len(set(values)) != len(values):
-        raise InvalidReport(f"{name} must not repeat an entry", "repeated", field=name)
-
-
-def require_fields(obj: Any, fields: set[str]) -> dict[str, Any]:
-    """A JSON object with exactly the given keys."""
-    if not isinstance(obj, dict):
-        raise InvalidReport(f"a report must be an object, got {type(obj).__name__}", "not-an-object")
-    if set(obj) != fields:
-        raise InvalidReport(
-            f"a report must have exactly the fields {sorted(fields)}, got {sorted(obj)}",
-            "wrong-fields",
-            fields=sorted(fields),
-        )
-    return obj
-
-
-def symmetric_covariance(
-    response: np.ndarray, frequencies: np.ndarray, with_answer: float, without_answer: float
-) -> np.ndarray:
-    """Sigma(f) for 0/1 statistics z_v = [v is named by the report] with symmetric structure.
-
-    For mechanisms where P(z_v = z_v' = 1 | answer t) is ``with_answer`` when t is v or v', and
-    ``without_answer`` otherwise (subset selection, local hashing), averaging over t ~ f gives
-    diagonal A f, off-diagonal with (f_v + f_v') + without (1 - f_v - f_v'), minus A diag(f) A^T.
-    """
-    f = frequencies
-    pair = with_answer * (f[:, None] + f[None, :]) + without_answer * (1 - f[:, None] - f[None, :])
-    np.fill_diagonal(pair, response @ f)
-    return pair - (response * f) @ response.T
-
-
-def symmetric_inverse(diagonal: float, off_diagonal: float, k: int) -> tuple[float, float]:
-    """(a, b) with (a I + b 11^T) = A^-1 for A = (p - q) I + q 11^T, p = ``diagonal``, q = ``off_diagonal``.
-
-    Sherman-Morrison: a = 1 / (p - q), b = -q / ((p - q)(p - q + k q)).
-
-    >>> symmetric_inverse(0.75, 0.25, 2)
-    (2.0, -0.5)
-    """
-    alpha = diagonal - off_diagonal
-    return 1.0 / alpha, -off_diagonal / (alpha * (alpha + k * off_diagonal))
-
-
-def symmetric_report_variances(
-    diagonal: float, off_diagonal: float, with_answer: float, without_answer: float, frequencies: np.ndarray
-) -> np.ndarray:
-    """diag(A^-1 Sigma(f) A^-T) in O(k), for A = (p - q) I + q 11^T and Sigma of :func:`symmetric_covariance`.
-
-    With A^-1 = a I + b 11^T (:func:`symmetric_inverse`) and P = Sigma(f) + A diag(f) A^T the second
-    moment of z (diagonal A f; off-diagonal with (f_v + f_v') + without (1 - f_v - f_v')), and since
-    A^-1 A diag(f) A^T A^-T = diag(f),
-
-        Var_v = a^2 P_vv + 2 a b (P 1)_v + b^2 1^T P 1 - f_v,
-
-    (P 1)_v = (A f)_v + with ((k - 2) f_v + F) + without ((k - 1) - (k - 2) f_v - F),  F = sum f.
-    k-RR is the case with = without = 0 (one option per report).
-
-    >>> symmetric_report_variances(0.75, 0.25, 0.0, 0.0, np.array([0.5, 0.5])).tolist()
-    [0.75, 0.75]
-    """
-    f = np.asarray(frequencies, dtype=float)
-    k, total = f.size, float(f.sum())
-    a, b = symmetric_inverse(diagonal, off_diagonal, k)
-    own = (diagonal - off_diagonal) * f + off_diagonal * total
-    rows = own + with_answer * ((k - 2) * f + total) + without_answer * ((k - 1) - (k - 2) * f - total)
-    return a * a * own + 2 * a * b * rows + b * b * rows.sum() - f
-
-
-def symmetric_uniform_variance(
-    diagonal: ArrayLike, off_diagonal: ArrayLike, with_answer: ArrayLike, without_answer: ArrayLike, k: int
-) -> np.ndarray:
-    """:func:`symmetric_report_variances` at f = 1/k, the same for every option; vectorized over settings.
-
-    There (A f)_v = (p + (k - 1) q) / k, (P 1)_v = (A f)_v + 2 with (k - 1)/k + without (k - 1)(k - 2)/k
-    and 1^T P 1 = k (P 1)_v.
-
-    >>> float(symmetric_uniform_variance(0.75, 0.25, 0.0, 0.0, 2))
-    0.75
-    """
-    p, q = np.asarray(diagonal, dtype=float), np.asarray(off_diagonal, dtype=float)
-    alpha = p - q
-    a, b = 1.0 / alpha, -q / (alpha * (alpha + k * q))
-    own = (p + (k - 1) * q) / k
-    rows = own + 2 * np.asarray(with_answer) * (k - 1) / k + np.asarray(without_answer) * (k - 1) * (k - 2) / k
-    return a * a * own + 2 * a * b * rows + b * b * k * rows - 1.0 / k
-
-
-def symmetric_unit_variances(
-    diagonal: float, off_diagonal: float, with_answer: float, without_answer: float, k: int
-) -> np.ndarray:
-    """V[v, t] of :attr:`Mechanism.unit_variances` in O(k^2) for the structure of :func:`symmetric_report_variances`.
-
-    With B = A^-1 = a I + b 11^T, s = a + k b (row sums of B), r = (a + b)^2 + (k - 1) b^2 (row sums
-    of squares) and the one-answer second moment P_t = without (11^T - I) + (with - without)
-    (e_t 1^T + 1 e_t^T - 2 e_t e_t^T) + diag(A e_t):
-
-        (B P_t B)_vv = without (s^2 - r) + 2 (with - without)(B_vt s - B_vt^2) + (p - q) B_vt^2 + q r,
-
-    and V = that - I.
-    """
-    a, b = symmetric_inverse(diagonal, off_diagonal, k)
-    inverse = b + a * np.eye(k)
-    s, r = a + k * b, (a + b) ** 2 + (k - 1) * b * b
-    second = (
-        without_answer * (s * s - r)
-        + 2 * (with_answer - without_answer) * (inverse * s - inverse**2)
-        + (diagonal - off_diagonal) * inverse**2
-        + off_diagonal * r
-    )
-    return second - np.eye(k)
 
 
 class Mechanism(ABC):
@@ -471,10 +272,10 @@ class Mechanism(ABC):
         """The estimate made consistent, with 95 % bands (unified intervals on [0, 1]).
 
         ``method`` is ``"norm-sub"`` (the default), ``"clip"``, ``"eb"`` (empirical-Bayes posterior
-        means, :func:`~ldp.estimates.empirical_bayes_shares`) or ``"auto"``: the one of these that
+        means, :func:`~ldp.consistency.empirical_bayes_shares`) or ``"auto"``: the one of these that
         :meth:`automatic_consistency` picks for this tally. The returned estimate's ``method`` names
         the estimator applied; the bands depend on the unbiased estimate only, whichever it is. See
-        :func:`ldp.estimates.unified_interval` for how the bands are made: Feldman and Cousins'
+        :func:`ldp.intervals.unified_interval` for how the bands are made: Feldman and Cousins'
         ordering, so that an estimate far outside [0, 1] still gets a band of positive width.
         """
         unbiased = self.estimate(tally)
@@ -489,16 +290,16 @@ class Mechanism(ABC):
     def automatic_consistency(self, unbiased: np.ndarray, n: int) -> str:
         """The estimator "auto" applies to this unbiased estimate from n reports.
 
-        ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.estimates.empirical_bayes_shares`)
-        when k is in :data:`~ldp.estimates.EMPIRICAL_BAYES_OPTIONS` (5 to 64) and the chi-square
+        ``"eb"`` (empirical-Bayes posterior means, :func:`~ldp.consistency.empirical_bayes_shares`)
+        when k is in :data:`~ldp.consistency.EMPIRICAL_BAYES_OPTIONS` (5 to 64) and the chi-square
         test of evenly spread answers does not reject them at
-        :data:`~ldp.estimates.EVEN_TEST_LEVEL` (:func:`~ldp.estimates.evenness_p_value`): then the
+        :data:`~ldp.consistency.EVEN_TEST_LEVEL` (:func:`~ldp.consistency.evenness_p_value`): then the
         shares are alike as far as the reports can tell, and shrinking them toward their fitted
         distribution halves the largest error where reports are few (docs/experiments.md).
         Otherwise Norm-Sub or clipping (:meth:`automatic_adjustment`), by
-        :func:`~ldp.estimates.choose_consistency` with this
+        :func:`~ldp.consistency.choose_consistency` with this
         mechanism's covariance, the estimate's simultaneous 95 % bands and the fitted distribution
-        of its shares (:func:`~ldp.estimates.share_prior`). (Also scoring 1/k whenever the test
+        of its shares (:func:`~ldp.consistency.share_prior`). (Also scoring 1/k whenever the test
         does not reject it fixed evenly spread answers at k = 256 but cost up to 2.4 times on
         concentrated ones, which pass the test there too: docs/experiments.md.)
         """
@@ -515,14 +316,14 @@ class Mechanism(ABC):
     @cached_property
     def even_test(self) -> tuple[np.ndarray, int]:
         """(P, r): the pseudo-inverse and rank of the covariance of the estimate from one report
-        under evenly spread answers, for :func:`~ldp.estimates.evenness_p_value`."""
+        under evenly spread answers, for :func:`~ldp.consistency.evenness_p_value`."""
         covariance = self.covariance(np.full(self.k, 1.0 / self.k), 1)
         return np.linalg.pinv(covariance, hermitian=True), int(np.linalg.matrix_rank(covariance, hermitian=True))
 
     def simultaneous_bands(self, tally: Tally, level: float = 0.95) -> Interval:
         """Bands that hold for all k options at once with probability >= level.
 
-        :func:`ldp.estimates.simultaneous_bands` (Šidák's level, the hull of the score and
+        :func:`ldp.intervals.simultaneous_bands` (Šidák's level, the hull of the score and
         unified intervals) around the unbiased estimate; per-option bands come with
         :meth:`consistent_estimate`.
         """
@@ -537,7 +338,7 @@ class Mechanism(ABC):
 
         Every mechanism's covariance here is affine in f (a fixed population: a mixture of the
         answers' per-report covariances), so on the simplex Var(f_hat_v) = sum_t f_t V[v, t] / n,
-        which lets :func:`~ldp.estimates.score_interval` solve its bands in closed form.
+        which lets :func:`~ldp.intervals.score_interval` solve its bands in closed form.
 
         This default takes the diagonals of :attr:`unit_covariances` (k^4 operations); every
         mechanism of the package overrides it with its closed form, V = W - I, where

@@ -49,17 +49,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import (
-    Mechanism,
-    Tally,
-    check_counts,
-    check_values,
-    require_bits,
-    require_distinct,
-    require_fields,
-    require_int,
-    require_list,
-)
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values
+from ldp.mechanisms.reports import require_bits, require_distinct, require_fields, require_int, require_list
 from ldp.privacy import binary_keep_probability
 
 __all__ = ["DBitFlip", "OptimizedUnaryEncoding", "SampledUnaryEncoding", "SymmetricUnaryEncoding"]

@@ -54,16 +54,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from ldp.mechanisms.base import (
-    InvalidReport,
-    Mechanism,
-    Tally,
-    check_counts,
-    check_values,
-    require_bits,
-    require_fields,
-    require_int,
-)
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values
+from ldp.mechanisms.reports import InvalidReport, require_bits, require_fields, require_int
 from ldp.privacy import binary_keep_probability
 
 __all__ = [

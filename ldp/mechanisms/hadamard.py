@@ -34,15 +34,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import (
-    Mechanism,
-    Tally,
-    check_counts,
-    check_values,
-    require_fields,
-    require_int,
-    symmetric_inverse,
-)
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values
+from ldp.mechanisms.reports import require_fields, require_int
+from ldp.mechanisms.symmetric import symmetric_inverse
 from ldp.privacy import binary_keep_probability
 
 __all__ = ["HadamardResponse", "hadamard_signs"]

@@ -31,9 +31,10 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import Tally, check_values, require_fields, require_int
+from ldp.mechanisms.base import Tally, check_values
 from ldp.mechanisms.cms import HashedSketch
 from ldp.mechanisms.hadamard import hadamard_signs
+from ldp.mechanisms.reports import require_fields, require_int
 from ldp.privacy import binary_keep_probability
 
 __all__ = ["HadamardCountMeanSketch"]

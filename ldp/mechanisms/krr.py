@@ -37,14 +37,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import (
-    Mechanism,
-    OneOptionReport,
-    check_counts,
-    check_values,
-    symmetric_report_variances,
-    symmetric_unit_variances,
-)
+from ldp.mechanisms.base import Mechanism, OneOptionReport, check_counts, check_values
+from ldp.mechanisms.symmetric import symmetric_report_variances, symmetric_unit_variances
 
 __all__ = [
     "KRandomizedResponse",

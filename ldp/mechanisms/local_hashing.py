@@ -35,18 +35,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import (
-    Mechanism,
-    Tally,
-    check_values,
-    require_fields,
-    require_int,
-    require_list,
-    resolved,
-    symmetric_covariance,
-    symmetric_report_variances,
-    symmetric_unit_variances,
-)
+from ldp.mechanisms.base import Mechanism, Tally, check_values, resolved
+from ldp.mechanisms.reports import require_fields, require_int, require_list
+from ldp.mechanisms.symmetric import symmetric_covariance, symmetric_report_variances, symmetric_unit_variances
 
 __all__ = ["OptimalLocalHashing", "optimal_range_size"]
 

@@ -64,7 +64,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from ldp.mechanisms.base import require_bits, require_fields, require_int
+from ldp.mechanisms.reports import require_bits, require_fields, require_int
 from ldp.privacy import memoized_bit_log_ratios
 from ldp.text import encode_fields
 

@@ -15,7 +15,7 @@ p_in (omega-1)(omega-2)/((k-1)(k-2)) + (1-p_in) omega (omega-1)/((k-1)(k-2)) whe
 
 Variance: A = (p_in - q_in) I + q_in 11^T has the inverse a I + b 11^T (Sherman-Morrison), so
 n Var(f_hat_v) = a^2 P_vv + 2 a b (P 1)_v + b^2 1^T P 1 - f_v with P the second moment of z (the
-pair probabilities above): O(1) per option, :func:`~ldp.mechanisms.base.symmetric_report_variances`.
+pair probabilities above): O(1) per option, :func:`~ldp.mechanisms.symmetric.symmetric_report_variances`.
 
 Privacy: P(Y | v) / P(Y | v') = e^eps exactly when Y holds v but not v'.
 
@@ -40,16 +40,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.mechanisms.base import (
-    Mechanism,
-    Tally,
-    check_counts,
-    check_values,
-    require_distinct,
-    require_fields,
-    require_int,
-    require_list,
-    resolved,
+from ldp.mechanisms.base import Mechanism, Tally, check_counts, check_values, resolved
+from ldp.mechanisms.reports import require_distinct, require_fields, require_int, require_list
+from ldp.mechanisms.symmetric import (
     symmetric_covariance,
     symmetric_report_variances,
     symmetric_uniform_variance,
@@ -65,7 +58,7 @@ def optimal_subset_size(k: int, epsilon: float) -> int:
     """The omega in [1, k-1] with the smallest variance at evenly spread answers (ties: smaller).
 
     The variance of each omega is the closed form of :meth:`SubsetSelection.report_variances` at
-    f = 1/k (:func:`~ldp.mechanisms.base.symmetric_uniform_variance`), all omegas at once: O(k).
+    f = 1/k (:func:`~ldp.mechanisms.symmetric.symmetric_uniform_variance`), all omegas at once: O(k).
     """
     sizes = np.arange(1, k)
     p = np.array([in_probability(k, int(w), epsilon) for w in sizes])

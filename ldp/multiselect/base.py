@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ldp.estimates import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
 from ldp.families import Family
+from ldp.intervals import Interval, affine_unified_interval, affine_variance_terms, simultaneous_bands
 from ldp.mechanisms.base import Tally
 
 __all__ = ["SharesEstimate", "StoredReports", "all_sets", "check_max_choices", "check_sets"]
@@ -86,7 +86,7 @@ class SharesEstimate:
     bands, simultaneous : Interval
         95 % bands per option (Feldman-Cousins unified intervals on [0, 1]), and bands that hold
         for all k options at once with probability >= 95 % (Šidák's level; see
-        :func:`ldp.estimates.simultaneous_bands`).
+        :func:`ldp.intervals.simultaneous_bands`).
 
     >>> est = SharesEstimate(np.array([0.5, -0.1]), np.diag([0.01, 0.01]), 100, 0.4, 0.02,
     ...                      Interval(np.zeros(2), np.ones(2)), Interval(np.zeros(2), np.ones(2)))
@@ -126,9 +126,9 @@ class SharesEstimate:
 def share_bands(unit_variances: np.ndarray, estimate: np.ndarray, n: int, count: int) -> tuple[Interval, Interval]:
     """Per-option 95 % unified bands, and bands for ``count`` options at once (Šidák's level).
 
-    The simultaneous bands are :func:`~ldp.estimates.simultaneous_bands` (the hull of the score
+    The simultaneous bands are :func:`~ldp.intervals.simultaneous_bands` (the hull of the score
     and unified intervals). The variance terms (a, b) of
-    :func:`~ldp.estimates.affine_variance_terms` are rounded to 12 decimals, so that options whose
+    :func:`~ldp.intervals.affine_variance_terms` are rounded to 12 decimals, so that options whose
     terms agree up to rounding (all of them, for the symmetric mechanisms here) share one
     acceptance computation.
     """

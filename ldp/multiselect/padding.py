@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ldp.estimates import Interval, project_onto_simplex
+from ldp.intervals import Interval
 from ldp.mechanisms.base import Mechanism, Tally, check_options, resolved
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
@@ -63,6 +63,7 @@ from ldp.multiselect.base import (
     spec_header,
 )
 from ldp.privacy import check_epsilon
+from ldp.simplex import project_onto_simplex
 
 __all__ = ["PaddingAndSampling", "padded_items"]
 

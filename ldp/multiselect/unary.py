@@ -52,7 +52,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from ldp.mechanisms.base import InvalidReport, Tally, require_bits, require_fields, resolved
+from ldp.mechanisms.base import Tally, resolved
+from ldp.mechanisms.reports import InvalidReport, require_bits, require_fields
 from ldp.multiselect.base import (
     SharesEstimate,
     StoredReports,
@@ -201,7 +202,7 @@ class SetUnaryEncoding(StoredReports):
 
     @property
     def unit_variances(self) -> np.ndarray:
-        """V[j, t] shaped for :func:`~ldp.estimates.unified_interval`: V[j, j] = a + b, else a.
+        """V[j, t] shaped for :func:`~ldp.intervals.unified_interval`: V[j, j] = a + b, else a.
 
         n Var(pi_hat_j) = a + b pi_j with a = q (1 - q) / (p - q)^2 and
         b = (p (1 - p) - q (1 - q)) / (p - q)^2; options do not share reports' randomness, so

@@ -47,7 +47,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from ldp.families import Family
-from ldp.mechanisms.base import InvalidReport, Tally, require_fields, require_int
+from ldp.mechanisms.base import Tally
+from ldp.mechanisms.reports import InvalidReport, require_fields, require_int
 from ldp.privacy import check_epsilon
 
 __all__ = [

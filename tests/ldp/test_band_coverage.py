@@ -3,7 +3,7 @@
 
 10,000 seeded tallies per case: a coverage rate's standard error is sqrt(0.95 * 0.05 / 10000)
 = 0.22 %, so 94-96 % is +/- 4.6 of them (for 64 options at once, a false alarm has probability
-about 64 * 4e-6). Coverage is decided at the true shares (:func:`ldp.estimates.unified_covers`),
+about 64 * 4e-6). Coverage is decided at the true shares (:func:`ldp.intervals.unified_covers`),
 which is what the band is, without its grid; the first test checks that the two agree.
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ldp import make_mechanism
-from ldp.estimates import unified_covers, unified_interval
 from ldp.estimators import estimate_proportions
+from ldp.intervals import unified_covers, unified_interval
 
 
 def zipf_counts(options: int, n: int) -> np.ndarray:

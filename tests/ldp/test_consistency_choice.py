@@ -7,18 +7,11 @@ import pytest
 
 from ldp import make_mechanism
 from ldp.advisor import recommend
-from ldp.estimates import (
-    CONSISTENCY_ADJUSTMENTS,
-    EVEN_TEST_LEVEL,
-    choose_consistency,
-    clip_and_renormalize,
-    evenness_p_value,
-    project_onto_simplex,
-    share_prior,
-    simultaneous_bands,
-)
+from ldp.consistency import CONSISTENCY_ADJUSTMENTS, EVEN_TEST_LEVEL, choose_consistency, evenness_p_value, share_prior
 from ldp.estimators import estimate_proportions
 from ldp.experiments.adjustment import DISTRIBUTIONS
+from ldp.intervals import simultaneous_bands
+from ldp.simplex import clip_and_renormalize, project_onto_simplex
 
 bimodal = DISTRIBUTIONS["bimodal"]
 

@@ -7,7 +7,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ldp import Tally, make_mechanism
-from ldp.estimates import CONSISTENCY_ADJUSTMENTS
+from ldp.consistency import CONSISTENCY_ADJUSTMENTS
 from ldp.estimators import estimate_proportions, maximum_likelihood, supports_likelihood
 
 
@@ -152,7 +152,7 @@ def test_auto_gets_nine_tenths_of_the_way_to_the_better_adjustment(name, k, n, e
 def test_unified_bands_never_collapse_where_score_bands_do():
     # k-RR with two options nobody chose: the unbiased estimate often falls so far below 0 that
     # no share passes the score test and its band collapses to [0, 0].
-    from ldp.estimates import score_interval, unified_interval
+    from ldp.intervals import score_interval, unified_interval
 
     mechanism = make_mechanism("krr", k=5, epsilon=1.0)
     tallies = mechanism.sample_tallies([250, 150, 100, 0, 0], 400, rng=3)
@@ -167,7 +167,7 @@ def test_unified_bands_never_collapse_where_score_bands_do():
 
 
 def test_unified_bands_equal_score_bands_away_from_the_edges():
-    from ldp.estimates import score_interval, unified_interval
+    from ldp.intervals import score_interval, unified_interval
 
     mechanism = make_mechanism("oue", k=4, epsilon=2.0)
     unbiased = mechanism.estimate(Tally(5000, mechanism.sample_tallies([1500, 1250, 1250, 1000], 1, rng=8)[0]))

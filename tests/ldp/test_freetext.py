@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ldp.freetext import HadamardTextSketch, TextSketch
-from ldp.mechanisms.base import InvalidReport
+from ldp.mechanisms.reports import InvalidReport
 from ldp.privacy import worst_case_log_ratio
 from ldp.text import normalize_text
 

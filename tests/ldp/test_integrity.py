@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldp import integrity
+from ldp import integrity, report_weights
 from ldp.experiments import poisoning
 from ldp.mechanisms import Tally, make_mechanism
 
@@ -36,7 +36,7 @@ def test_weight_law_is_exact_and_the_same_for_every_answer(mechanism):
     # Enumerate every report: P(W = w | answer) summed over reports of weight w, for each answer.
     table = mechanism.report_probabilities()
     weights = enumerated_weights(mechanism)
-    law = integrity.weight_distribution(mechanism)
+    law = report_weights.weight_distribution(mechanism)
     for answer in range(mechanism.k):
         by_weight = np.bincount(weights, weights=table[answer], minlength=law.size)
         np.testing.assert_allclose(by_weight, law, rtol=0, atol=1e-12)
@@ -50,7 +50,7 @@ def test_the_weight_and_bit_law_is_exact(mechanism):
     subsets = list(itertools.combinations(range(mechanism.k), mechanism.d))
     patterns = np.array(list(itertools.product((0, 1), repeat=mechanism.d)))
     bit_zero = np.concatenate([(patterns[:, list(s).index(0)] if 0 in s else np.zeros(len(patterns))) for s in subsets])
-    alpha, gamma = integrity.weight_bit_law(mechanism)
+    alpha, gamma = report_weights.weight_bit_law(mechanism)
     for answer, law in ((0, alpha), (1, gamma)):
         joint = np.bincount(weights, weights=table[answer] * bit_zero, minlength=alpha.size)
         np.testing.assert_allclose(joint, law, rtol=0, atol=1e-12)
@@ -59,7 +59,7 @@ def test_the_weight_and_bit_law_is_exact(mechanism):
 @pytest.mark.parametrize("mechanism", WEIGHTED, ids=lambda m: f"{m.name}{m.params().get('d', '')}")
 def test_weight_profile_counts_reports_by_weight_and_bit(mechanism):
     packed = mechanism.randomize(np.arange(200) % mechanism.k, rng=4)
-    profile = integrity.weight_profile(mechanism, packed)
+    profile = report_weights.weight_profile(mechanism, packed)
     reports = [mechanism.unpack_report(row.tobytes()) for row in packed]
     weights = np.array([sum(r["bits"]) for r in reports])
     assert profile[:, 0].tolist() == np.bincount(weights, minlength=profile.shape[0]).tolist()
@@ -72,8 +72,8 @@ def test_weight_profile_counts_reports_by_weight_and_bit(mechanism):
 def test_mechanisms_with_one_value_per_report_have_no_weights():
     for name in ("krr", "olh", "subset", "hadamard"):
         mechanism = make_mechanism(name, k=5, epsilon=1.0)
-        assert integrity.weight_distribution(mechanism) is None
-        assert integrity.weight_profile(mechanism, mechanism.randomize([1, 2], rng=1)) is None
+        assert report_weights.weight_distribution(mechanism) is None
+        assert report_weights.weight_profile(mechanism, mechanism.randomize([1, 2], rng=1)) is None
 
 
 @pytest.mark.parametrize("name", ["krr", "subset", "oue", "dbitflip"])
@@ -96,7 +96,7 @@ def test_the_floor_is_the_estimate_of_one_report_that_does_not_name_the_option(n
 
 
 def test_weight_test_accepts_the_expected_histogram_and_rejects_a_pile_on_one_weight():
-    law = integrity.weight_distribution(make_mechanism("oue", k=8, epsilon=1.0))
+    law = report_weights.weight_distribution(make_mechanism("oue", k=8, epsilon=1.0))
     expected = np.round(law * 5000).astype(int)
     assert integrity.weight_test(law, expected) > 0.9
     piled = expected.copy()
@@ -112,7 +112,7 @@ def attacked(name: str, attack: str, fakes: int, seed: int, **params):
     if fakes:
         packed = np.vstack([packed, poisoning.fake_reports(mechanism, attack, fakes, rng)])
     tally = mechanism.tally(packed)
-    profile = integrity.weight_profile(mechanism, packed)
+    profile = report_weights.weight_profile(mechanism, packed)
     return mechanism, integrity.assess(mechanism, Tally(tally.n, tally.counts, profile))
 
 
@@ -161,7 +161,7 @@ def test_random_item_fakes_are_found_and_removed_without_inventing_a_favorite(na
     assert result.favored == ()
     # The recovered estimate uses the reports outside the fakes' weights only; allow 5 standard
     # errors of a plain estimate from that many reports (the weight-conditioned one is a bit noisier).
-    law = integrity.weight_distribution(mechanism)
+    law = report_weights.weight_distribution(mechanism)
     kept = 2000 * (1 - law[result.detail["fake_weights"]].sum())
     tolerance = 5 * mechanism.expected_standard_errors(int(kept), np.array(poisoning.TRUTH)).max()
     assert np.abs(result.recovered - np.array(poisoning.TRUTH)).max() < tolerance
@@ -198,6 +198,6 @@ def test_false_alarms_on_honest_data_stay_at_most_five_percent(name, params, sha
     for _ in range(repetitions):
         packed = mechanism.randomize(values, rng=rng)
         tally = mechanism.tally(packed)
-        profile = integrity.weight_profile(mechanism, packed)
+        profile = report_weights.weight_profile(mechanism, packed)
         alarms += integrity.assess(mechanism, Tally(tally.n, tally.counts, profile)).significant
     assert alarms / repetitions <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / repetitions)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from ldp.mechanisms.base import InvalidReport
 from ldp.mechanisms.rappor import BitCounts, Rappor, decode
+from ldp.mechanisms.reports import InvalidReport
 from ldp.privacy import worst_case_log_ratio
 
 SEED_FIG3 = Rappor(bits=32, hash_count=2, cohorts=64, f=0.5, p=0.25, q=0.75)

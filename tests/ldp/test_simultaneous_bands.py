@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from ldp.estimates import affine_unified_interval, affine_variance_terms, simultaneous_bands, simultaneous_level
+from ldp.intervals import affine_unified_interval, affine_variance_terms, simultaneous_bands, simultaneous_level
 from ldp.mechanisms import Tally, make_mechanism
 
 REPS = 2000
