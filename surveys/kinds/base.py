@@ -47,7 +47,7 @@ CACHE_SECONDS = 7 * 24 * 3600
 #: How each estimate's 95 % band is made, as the page draws it (exported beside the numbers).
 BAND_KINDS = {
     "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
-    "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.estimates.unified_interval)
+    "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.intervals.unified_interval)
 }
 
 

@@ -273,7 +273,7 @@ def field_name(field: str, position: int | None = None) -> str:
 
 def report_reason(error: InvalidReport) -> str:
     """Why ``ldp`` refused a report, in the active language, from the error's code and parameters
-    (:class:`ldp.mechanisms.base.InvalidReport`); its English message for a code it does not know."""
+    (:class:`ldp.mechanisms.reports.InvalidReport`); its English message for a code it does not know."""
     params = error.params
     field = field_name(params["field"], params.get("position")) if "field" in params else ""
     if error.code == "not-an-object":
