@@ -44,7 +44,7 @@ run: install  ## migrate, load the demo surveys, serve on http://127.0.0.1:$(POR
 serve: install  ## production: gunicorn + whitenoise; needs SECRET_KEY, ALLOWED_HOSTS, DEBUG=false
 	DEBUG=false $(PY) manage.py collectstatic --noinput --verbosity 0
 	DEBUG=false $(PY) manage.py migrate --noinput
-	DEBUG=false $(VENV)/bin/gunicorn config.wsgi --bind 0.0.0.0:$(PORT) --workers $${WEB_CONCURRENCY:-3}
+	DEBUG=false $(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind 0.0.0.0:$(PORT)
 
 test: install-dev test-python test-js  ## the loop: every test but the long simulations (browser and privacy tests included), in parallel, then JS
 

@@ -155,6 +155,8 @@ DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "murmur@localhost")
 
 # Production hardening; `manage.py check --deploy` is clean with DEBUG off.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "false" if DEBUG else "true")
+# Load balancers probe the app server's own plain-HTTP port (surveys/views/health.py).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^ready$"]
 # Cookies only over HTTPS in production (turn off only for plain-HTTP loopback benchmarks).
 SECURE_COOKIES = envbool("SECURE_COOKIES", "false" if DEBUG else "true")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = LANGUAGE_COOKIE_SECURE = SECURE_COOKIES

@@ -7,8 +7,12 @@ from django.views.i18n import JavaScriptCatalog
 
 from surveys.accounts import LocalizedPasswordResetForm
 from surveys.responding.ratelimits import rate_limited
+from surveys.views import health
 
 urlpatterns = [
+    # Probes for load balancers (surveys/views/health.py): no login, no rate limit, no survey data.
+    path("healthz", health.healthz, name="healthz"),
+    path("ready", health.ready, name="ready"),
     # Both log-in forms are throttled by django-axes' authentication backend
     # (surveys/responding/ratelimits.py: LoginThrottle).
     path("admin/", admin.site.urls),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -20,6 +22,27 @@ from surveys.templatetags.murmur import points
 
 #: The prior in the plain-language statement "someone who thought there was a 10 % chance...".
 STATEMENT_PRIOR = 0.10
+
+#: Figures that cost milliseconds (OLH's guess probability takes hundreds at k = 64), per process,
+#: keyed by what defines the mechanism (its class, k, epsilon and ``params()``) rather than by the
+#: object: the builder builds a new mechanism for every request, equal to the last one.
+_FIGURES: dict[tuple[Any, ...], float] = {}
+
+
+def figure_key(mechanism: Any, figure: str, n: int | None = None) -> tuple[Any, ...]:
+    """The cache key of one figure of ``mechanism``: equal for equal parameters, whatever the object."""
+    params = json.dumps(mechanism.params(), sort_keys=True, default=str)
+    return (figure, type(mechanism).__qualname__, mechanism.k, float(mechanism.epsilon), params, n)
+
+
+def cached_figure(mechanism: Any, figure: str, compute: Callable[[], float], n: int | None = None) -> float:
+    key = figure_key(mechanism, figure, n)
+    value = _FIGURES.get(key)
+    if value is None:
+        if len(_FIGURES) >= 1024:
+            _FIGURES.clear()
+        value = _FIGURES[key] = float(compute())
+    return value
 
 
 class PrivacyStatement:
@@ -66,13 +89,13 @@ class QuestionCost(PrivacyStatement):
     @cached_property
     def half_width(self) -> float:
         """Half-width of the 95 % band of each option's share at n respondents (evenly spread answers)."""
-        return expected_half_width(self.mechanism, self.n)
+        return cached_figure(self.mechanism, "half_width", lambda: expected_half_width(self.mechanism, self.n), self.n)
 
     @cached_property
     def guess_probability(self) -> float | None:
         """Chance that an observer of one report guesses the answer right (1/k by blind guessing);
         None where there is no single answer to guess (:class:`SetCost`)."""
-        return self.mechanism.guess_probability()
+        return cached_figure(self.mechanism, "guess_probability", self.mechanism.guess_probability)
 
     @property
     def chance(self) -> float:
