@@ -155,6 +155,10 @@ class Summary:
         """Fill the results card's ``view`` (rows, chart...) for a result with enough reports."""
         raise NotImplementedError
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Fill ``view`` with what can honestly be said of a result with reports but too few for its
+        card (:meth:`enough` is False): nothing unless overridden."""
+
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         """The estimates export's rows of a result with reports."""
         raise NotImplementedError

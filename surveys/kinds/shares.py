@@ -172,6 +172,17 @@ class SharesSummary(Summary):
         ]
         view["summaries"] = linear_summaries(result, kind)
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Each option's consistent 95 % band (unified intervals, within [0, 1]): however wide, it says
+        "at most ... chose it" (and "at least ..." once its low end leaves 0)."""
+        if result.consistent is None:
+            return
+        low, high = result.bands("consistent", "option")
+        view["few"] = [
+            {"label": label, "low": float(low[i]), "high": float(high[i])}
+            for i, label in enumerate(result.question.options)
+        ]
+
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         unbiased, consistent = result.unbiased, result.consistent
         if unbiased is None or consistent is None:
