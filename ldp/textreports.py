@@ -32,6 +32,8 @@ References
 1. Y. Benjamini, Y. Hochberg. "Controlling the false discovery rate: a practical and powerful
    approach to multiple testing." JRSS B 57(1), 1995.
 2. Seed 004 (Jeong, Hong, Seo 2020), section 3.1-3.2.
+3. T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Skoric, N. Li. "Locally differentially private frequency
+   estimation with consistency." NDSS 2020 (clipping, Norm-Sub).
 """
 
 from __future__ import annotations
@@ -129,6 +131,25 @@ class CandidateCounts:
     def confidence_interval(self, level: float = 0.95) -> CandidateInterval:
         """:meth:`interval`, by the name every family's estimate uses (:class:`ldp.registry.Estimate`)."""
         return self.interval(level)
+
+    @property
+    def consistent_counts(self) -> np.ndarray:
+        """The counts projected onto the feasible range: clip(count, 0, n).
+
+        No more than all n respondents, and no fewer than none, wrote a candidate, so the projection
+        onto [0, n] is never farther from the true count than the unbiased count is (the
+        interval is convex); it is the "clipping" post-processing of Wang et al. (ref. 3).
+        """
+        return np.clip(self.counts, 0, self.n)
+
+    def consistent_interval(self, level: float = 0.95) -> CandidateInterval:
+        """:meth:`interval` intersected with [0, n]: [clip(low, 0, n), clip(high, 0, n)].
+
+        The true count lies in [0, n], so the intersection covers it exactly when the normal
+        interval does: the coverage is unchanged and the band is never wider.
+        """
+        low, high = self.interval(level)
+        return CandidateInterval(np.clip(low, 0, self.n), np.clip(high, 0, self.n))
 
 
 def benjamini_hochberg(p_values: ArrayLike, alpha: float) -> np.ndarray:

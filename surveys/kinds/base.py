@@ -155,6 +155,10 @@ class Summary:
         """Fill the results card's ``view`` (rows, chart...) for a result with enough reports."""
         raise NotImplementedError
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Fill ``view`` with what can honestly be said of a result with reports but too few for its
+        card (:meth:`enough` is False): nothing unless overridden."""
+
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         """The estimates export's rows of a result with reports."""
         raise NotImplementedError
@@ -166,6 +170,10 @@ class Summary:
     def trend_labels(self, question: Question) -> list[str]:
         """A trend's labels: one per value of :meth:`round_values`."""
         return list(question.options) if self.per_option else [""]
+
+    def bounds(self, result: QuestionResult) -> tuple[float, float]:
+        """The feasible range of each value of :meth:`round_values`: a share's [0, 1] unless overridden."""
+        return 0.0, 1.0
 
     def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
         """One round's unbiased values and standard errors (None: not estimated)."""
@@ -204,9 +212,12 @@ def common_columns(result: QuestionResult) -> dict[str, Any]:
     }
 
 
-def summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
-    """A mean's or NPS's row: the unbiased columns hold it; option and consistent columns stay empty."""
-    return {
+def summary_columns(
+    statistic: str, value: dict[str, float], bounds: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """A mean's or NPS's row: the unbiased columns hold it; option columns stay empty. With ``bounds``
+    the consistent columns hold it clipped to them (:func:`feasible_summary`)."""
+    row = {
         "statistic": statistic,
         "unbiased": value["value"],
         "standard_error": value["standard_error"],
@@ -214,6 +225,21 @@ def summary_columns(statistic: str, value: dict[str, float]) -> dict[str, Any]:
         "unbiased_high": value["high"],
         "unbiased_band": BAND_KINDS["unbiased"],
     }
+    if bounds is not None:
+        clipped = feasible_summary(value, bounds)
+        row |= {"consistent": clipped["value"], "consistent_low": clipped["low"], "consistent_high": clipped["high"]}
+        row |= {"consistent_method": "clip", "consistent_band": BAND_KINDS["unbiased"]}
+    return row
+
+
+def feasible_summary(value: dict[str, float], bounds: tuple[float, float]) -> dict[str, float]:
+    """A mean (or any c . p) and its 95 % interval cut to its feasible range [lo, hi]: clip(v, lo, hi).
+
+    The true value lies in [lo, hi], so the projection is never farther from it than the unbiased
+    value, and the interval intersected with [lo, hi] covers it exactly when the interval does.
+    """
+    lo, hi = bounds
+    return {**value, **{key: min(max(float(value[key]), lo), hi) for key in ("value", "low", "high")}}
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from surveys.kinds.base import (
     Found,
     Summary,
     common_columns,
+    feasible_summary,
     randomization_digest,
     summary_columns,
 )
@@ -83,28 +84,27 @@ class MeanSummary(Summary):
         return respondents_for(Z_95 * result.mechanism.expected_standard_error(1), self.target(result), 1)
 
     def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
-        """The unbiased mean with its standard error and 95 % interval, drawn on the question's range."""
-        assert result.mean is not None
-        low, high = result.mean.confidence_interval(0.95)
-        view["mean"] = {
-            "value": result.mean.mean,
-            "standard_error": result.mean.standard_error,
-            "low": low,
-            "high": high,
-        }
-        mechanism, mean = result.mechanism, result.mean.mean
+        """The mean with its standard error and 95 % interval, drawn on the question's range: in the
+        "consistent" view cut to the range (:func:`~surveys.kinds.base.feasible_summary`), else unbiased."""
+        value = mean_value(result)
+        if kind == "consistent":
+            value = feasible_summary(value, self.bounds(result))
+        view["mean"] = value
+        mechanism, mean, low, high = result.mechanism, value["value"], value["low"], value["high"]
         view["chart"] = charts.cached_chart(
             "mean-chart",
-            [randomization_digest(result.randomization), result.digest],
+            [randomization_digest(result.randomization), result.digest, kind],
             lambda: charts.mean_interval(mechanism.lo, mechanism.hi, mean, low, high),
         )
         view["synthetic"] = synthetic(result)
 
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
-        assert result.mean is not None
-        low, high = result.mean.confidence_interval(0.95)
-        value = {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
-        yield {**common_columns(result), **summary_columns("mean", value)}
+        """The unbiased mean, and in the consistent columns the mean cut to the question's range."""
+        yield {**common_columns(result), **summary_columns("mean", mean_value(result), self.bounds(result))}
+
+    def bounds(self, result: QuestionResult) -> tuple[float, float]:
+        """The question's range [lo, hi]."""
+        return float(result.mechanism.lo), float(result.mechanism.hi)
 
     def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
         if result.mean is None:
@@ -118,6 +118,13 @@ class MeanSummary(Summary):
         grid_step = (mechanism.hi - mechanism.lo) / mechanism.grid
         value = mechanism.lo + float(mechanism.decode[report["index"]]) * grid_step
         return _("a randomized number: %(value)s") % {"value": number_format(round(value, 4))}
+
+
+def mean_value(result: QuestionResult) -> dict[str, float]:
+    """The unbiased mean, its standard error and its 95 % interval."""
+    assert result.mean is not None
+    low, high = result.mean.confidence_interval(0.95)
+    return {"value": result.mean.mean, "standard_error": result.mean.standard_error, "low": low, "high": high}
 
 
 @dataclass(frozen=True)

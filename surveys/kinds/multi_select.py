@@ -129,6 +129,16 @@ class MultiSummary(Summary):
         columns = [(row["estimate"], row["low"], row["high"]) for row in rows]
         view["chart"] = bars_chart(result, "multi-chart", [row["label"] for row in rows], columns, kind, view["bands"])
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Each option's 95 % band on [0, 1] (:attr:`ldp.multiselect.SharesEstimate.bands`), however wide."""
+        if result.multi is None:
+            return
+        low, high = result.multi.bands
+        view["few"] = [
+            {"label": label, "low": float(low[i]), "high": float(high[i])}
+            for i, label in enumerate(result.question.options)
+        ]
+
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         """One row per option (its share of respondents, unbiased and clipped, each with its own band),
         then the mean number of options chosen (statistic ``mean_count``)."""

@@ -32,6 +32,7 @@ from surveys.kinds.base import (
     KindError,
     Summary,
     common_columns,
+    feasible_summary,
     randomization_digest,
     summary_columns,
 )
@@ -169,7 +170,18 @@ class SharesSummary(Summary):
             }
             for i, label in enumerate(result.question.options)
         ]
-        view["summaries"] = linear_summaries(result)
+        view["summaries"] = linear_summaries(result, kind)
+
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Each option's consistent 95 % band (unified intervals, within [0, 1]): however wide, it says
+        "at most ... chose it" (and "at least ..." once its low end leaves 0)."""
+        if result.consistent is None:
+            return
+        low, high = result.bands("consistent", "option")
+        view["few"] = [
+            {"label": label, "low": float(low[i]), "high": float(high[i])}
+            for i, label in enumerate(result.question.options)
+        ]
 
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         unbiased, consistent = result.unbiased, result.consistent
@@ -196,8 +208,10 @@ class SharesSummary(Summary):
                 "consistent_band": BAND_KINDS["consistent"] if consistent.bands is not None else "normal",
                 **integrity.export_fields(result.integrity, i),
             }
-        for statistic, value in linear_summaries(result).items():
-            yield {**common_columns(result), **summary_columns(statistic, value)}
+        weights = result.question_kind.point_weights(result.question)
+        for statistic, value in linear_summaries(result, "unbiased").items():
+            bounds = (min(weights[statistic]), max(weights[statistic]))
+            yield {**common_columns(result), **summary_columns(statistic, value, bounds)}
 
     def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
         if result.unbiased is None:
@@ -291,9 +305,13 @@ def estimate_chart(result: QuestionResult, kind: str, bands: str = "option") -> 
     return charts.cached_chart("chart", parts, draw)
 
 
-def linear_summaries(result: QuestionResult) -> dict[str, dict[str, float]]:
-    """A rating's mean and NPS from its unbiased shares (:func:`linear_summary`)."""
+def linear_summaries(result: QuestionResult, kind: str = "unbiased") -> dict[str, dict[str, float]]:
+    """A rating's mean and NPS from its unbiased shares (:func:`linear_summary`); in the "consistent"
+    view each cut to its feasible range [min c, max c], where c . p lies for every distribution p."""
     if result.unbiased is None:
         return {}
     weights = result.question_kind.point_weights(result.question)
-    return {name: linear_summary(c, result.unbiased) for name, c in weights.items()}
+    made = {name: linear_summary(c, result.unbiased) for name, c in weights.items()}
+    if kind == "consistent":
+        made = {name: feasible_summary(value, (min(weights[name]), max(weights[name]))) for name, value in made.items()}
+    return made

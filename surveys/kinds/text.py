@@ -149,16 +149,18 @@ class TextSummary(Summary):
 
     def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
         """Each candidate answer's estimated count and share with 95 % intervals; the ones found listed."""
-        rows = view["candidates"] = candidate_rows(result)
+        rows = view["candidates"] = candidate_rows(result, kind)
         view["found"] = [row for row in rows if row["found"]]
         view["text_method"] = result.text.method if result.text is not None else ""
         if rows:
             columns = [(row["share"], row["share_low"], row["share_high"]) for row in rows]
-            view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns)
+            view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns, kind)
 
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
-        """One row per candidate answer: its estimated count (the unbiased columns), p-value and finding."""
-        for i, row in enumerate(candidate_rows(result)):
+        """One row per candidate answer: its estimated count (the unbiased columns; the consistent ones
+        clipped to [0, n] with the band intersected with it), p-value and finding."""
+        unbiased, consistent = candidate_rows(result, "unbiased"), candidate_rows(result, "consistent")
+        for i, (row, clipped) in enumerate(zip(unbiased, consistent, strict=True)):
             yield {
                 **common_columns(result),
                 "statistic": "count",
@@ -169,6 +171,11 @@ class TextSummary(Summary):
                 "unbiased_low": row["low"],
                 "unbiased_high": row["high"],
                 "unbiased_band": BAND_KINDS["unbiased"],
+                "consistent": clipped["count"],
+                "consistent_low": clipped["low"],
+                "consistent_high": clipped["high"],
+                "consistent_method": "clip",
+                "consistent_band": BAND_KINDS["unbiased"],
                 "p_value": row["p_value"],
                 "found": row["found"],
                 "found_by": result.text.method if result.text is not None else "",
@@ -215,17 +222,24 @@ class TextSummary(Summary):
         return _("one randomized piece of a sketch of all answers' hashes, which alone names no answer")
 
 
-def candidate_rows(result: QuestionResult) -> list[dict[str, Any]]:
-    """Per candidate: count, share (count / n), standard error, 95 % interval, p-value, found."""
+def candidate_rows(result: QuestionResult, kind: str = "consistent") -> list[dict[str, Any]]:
+    """Per candidate: count, share (count / n), standard error, 95 % interval, p-value, found.
+
+    "consistent": the count clipped to [0, n] and its interval intersected with [0, n]
+    (:meth:`ldp.textreports.CandidateCounts.consistent_interval`); "unbiased": as estimated.
+    """
     text = result.text
     if text is None:
         return []
-    low, high = text.interval(0.95)
+    if kind == "consistent":
+        counts, (low, high) = text.consistent_counts, text.consistent_interval(0.95)
+    else:
+        counts, (low, high) = text.counts, text.interval(0.95)
     return [
         {
             "label": label,
-            "count": float(text.counts[i]),
-            "share": float(text.counts[i]) / text.n,
+            "count": float(counts[i]),
+            "share": float(counts[i]) / text.n,
             "standard_error": float(text.standard_errors[i]),
             "low": float(low[i]),
             "high": float(high[i]),

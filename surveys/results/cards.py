@@ -26,6 +26,8 @@ def result_view(result: QuestionResult, kind: str, bands: str = "option") -> dic
     view["template"] = f"surveys/kinds/{summary.name}_result.html"
     if result.n and result.enough:
         summary.card(result, kind, view)
+    elif result.n:
+        summary.few(result, view)
     return view
 
 

@@ -80,19 +80,28 @@ def marginal_rows(
     estimate: JointEstimate, which: str, labels: list[str], bands: str = "option"
 ) -> list[dict[str, Any]]:
     """One question's shares derived from the joint estimate (``JointEstimate.marginal``), with bands:
-    each option's own, or (``bands="joint"``) all of the question's options at once."""
+    each option's own, or (``bands="joint"``) all of the question's options at once. ``estimate``,
+    ``low`` and ``high`` are cut to [0, 1]; ``unbiased*`` are as estimated."""
     marginal = estimate.marginal(which, simultaneous=bands == "joint")
     low, high = marginal.bands
     return [
         {
             "label": label,
-            "estimate": float(marginal.shares[i]),
+            "estimate": clip_share(marginal.shares[i]),
             "standard_error": float(marginal.standard_errors[i]),
-            "low": float(low[i]),
-            "high": float(high[i]),
+            "low": clip_share(low[i]),
+            "high": clip_share(high[i]),
+            "unbiased": float(marginal.shares[i]),
+            "unbiased_low": float(low[i]),
+            "unbiased_high": float(high[i]),
         }
         for i, label in enumerate(labels)
     ]
+
+
+def clip_share(value: float) -> float:
+    """A share or a band's end cut to [0, 1], where every share lies (the band keeps its coverage)."""
+    return min(max(float(value), 0.0), 1.0)
 
 
 def conditionals(

@@ -115,6 +115,15 @@ class QuestionResult:
         return self.summary.reports_needed(self)
 
     @property
+    def shown_half_width(self) -> float | None:
+        """:attr:`expected_half_width` as the page prints it: a share's at most 100 points (its band,
+        cut to [0, 1], is never wider); a mean's as it is."""
+        half_width = self.expected_half_width
+        if half_width is None or not self.summary.percent:
+            return half_width
+        return min(half_width, 1.0)
+
+    @property
     def adjustment_label(self) -> str:
         """The consistency adjustment chosen for this tally, by name."""
         method = self.consistent.method if self.consistent is not None else ""

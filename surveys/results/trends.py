@@ -27,35 +27,52 @@ from surveys.results.estimates import QuestionResult, SurveyState
 
 @dataclass(frozen=True)
 class RoundEstimate:
-    """One round's estimate of a question: a value per label (an option, the mean, a candidate)."""
+    """One round's estimate of a question: a value per label (an option, the mean, a candidate).
+
+    ``unbiased`` is the round's unbiased estimate; :attr:`values`, :attr:`low` and :attr:`high` (what
+    is shown) are it and its 95 % interval cut to the feasible ``bounds`` (shares in [0, 1], a mean in
+    the question's range: :meth:`surveys.kinds.base.Summary.bounds`), which keeps the coverage.
+    """
 
     round_number: int
     n: int
-    values: np.ndarray
+    unbiased: np.ndarray
     standard_errors: np.ndarray
+    bounds: tuple[float, float] = (0.0, 1.0)
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.clip(self.unbiased, *self.bounds)
 
     @property
     def low(self) -> np.ndarray:
-        return self.values - Z_95 * self.standard_errors
+        return np.clip(self.unbiased - Z_95 * self.standard_errors, *self.bounds)
 
     @property
     def high(self) -> np.ndarray:
-        return self.values + Z_95 * self.standard_errors
+        return np.clip(self.unbiased + Z_95 * self.standard_errors, *self.bounds)
 
 
 @dataclass(frozen=True)
 class DifferenceRow:
+    """Round b minus round a, unbiased; it and its band are cut to ± ``span`` (the range's width)."""
+
     label: str
-    value: float
+    unbiased: float
     standard_error: float
+    span: float = 1.0
+
+    @property
+    def value(self) -> float:
+        return min(max(self.unbiased, -self.span), self.span)
 
     @property
     def low(self) -> float:
-        return self.value - Z_95 * self.standard_error
+        return max(self.unbiased - Z_95 * self.standard_error, -self.span)
 
     @property
     def high(self) -> float:
-        return self.value + Z_95 * self.standard_error
+        return min(self.unbiased + Z_95 * self.standard_error, self.span)
 
     @property
     def clear(self) -> bool:
@@ -87,22 +104,25 @@ class Trend:
         first, second = self.round(a), self.round(b)
         if first is None or second is None:
             return []
-        values = second.values - first.values
+        values = second.unbiased - first.unbiased
         errors = np.sqrt(first.standard_errors**2 + second.standard_errors**2)
+        span = second.bounds[1] - second.bounds[0]
         return [
-            DifferenceRow(label, float(v), float(e)) for label, v, e in zip(self.labels, values, errors, strict=True)
+            DifferenceRow(label, float(v), float(e), span)
+            for label, v, e in zip(self.labels, values, errors, strict=True)
         ]
 
 
 def round_estimate(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> RoundEstimate | None:
-    """The round's unbiased estimate and standard errors, or None while it has too few reports."""
+    """The round's unbiased estimate, standard errors and feasible bounds, or None while it has too few reports."""
     if not result.n or not result.enough:
         return None
     found = result.summary.round_values(result, labels, tally)
     if found is None:
         return None
     values, standard_errors = found
-    return RoundEstimate(result.question.survey.round_number or 1, result.n, values, standard_errors)
+    number = result.question.survey.round_number or 1
+    return RoundEstimate(number, result.n, values, standard_errors, result.summary.bounds(result))
 
 
 def series_trends(rounds: list[Survey]) -> tuple[list[Trend], str]:

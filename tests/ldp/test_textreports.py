@@ -11,6 +11,7 @@ from ldp.mechanisms.rappor import Rappor
 from ldp.text import normalize_text
 from ldp.textreports import (
     TEXT_MECHANISMS,
+    CandidateCounts,
     benjamini_hochberg,
     make_text_mechanism,
     rappor_for_epsilon,
@@ -126,3 +127,35 @@ def test_rappor_counts_at_survey_scale_are_unbiased_with_honest_standard_errors(
     z = np.array(z)
     assert np.all(np.abs(z.mean(axis=0)) < 4 / np.sqrt(40)), z.mean(axis=0)
     assert np.all((z.std(axis=0) > 0.6) & (z.std(axis=0) < 1.5)), z.std(axis=0)
+
+
+def test_consistent_counts_clip_to_zero_and_n_and_intervals_intersect_it():
+    counts = CandidateCounts(
+        ("coffee", "tea", "water"),
+        np.array([-4.0, 5.0, 14.0]),
+        np.array([9.0, 1.0, 3.0]),
+        np.array([0.7, 0.01, 0.001]),
+        np.array([False, True, True]),
+        10,
+        0.05,
+        "benjamini-hochberg",
+    )
+    assert counts.consistent_counts.tolist() == [0.0, 5.0, 10.0]
+    low, high = counts.interval(0.95)
+    clipped_low, clipped_high = counts.consistent_interval(0.95)
+    np.testing.assert_allclose(clipped_low, [0.0, low[1], 14 - 1.959963984540054 * 3])
+    np.testing.assert_allclose(clipped_high, [10.0, high[1], 10.0])
+    assert counts.counts.tolist() == [-4.0, 5.0, 14.0]  # the unbiased counts are kept
+
+
+@pytest.mark.parametrize("name", TEXT_MECHANISMS)
+@pytest.mark.parametrize("n", [2, 10, 20])
+def test_consistent_counts_of_few_reports_stay_in_zero_to_n(name, n):
+    mechanism = small(name, epsilon=1.0)
+    texts = [WORDS[0]] * n
+    packed = [mechanism.parse_report(r) for r in reports_of(mechanism, texts, rng=n)]
+    query = mechanism.query(mechanism.tally(mechanism.unpack_many(b"".join(packed))), WORDS)
+    low, high = query.consistent_interval(0.95)
+    for values in (query.consistent_counts, low, high):
+        assert np.all((values >= 0) & (values <= n))
+    assert np.all(low <= query.consistent_counts) and np.all(query.consistent_counts <= high)

@@ -102,7 +102,8 @@ def test_too_few_responses_say_so_instead_of_drawing_noise(organizer_client, org
     assert not result.enough
     html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
     assert "Too few responses for a meaningful estimate" in html
-    assert f"uncertain by about ± {100 * result.expected_half_width:.1f} percentage points" in html
+    # A share's band cut to [0, 1] is never wider than 100 points: the notice says no more.
+    assert f"uncertain by about ± {100 * min(result.expected_half_width, 1.0):.1f} percentage points" in html
     assert f"About {result.reports_needed:,} reports are needed" in html  # grouped digits
     assert "data-estimate" not in html
     # The stated need is where the expected error reaches an even share (1/k = 20 %).
