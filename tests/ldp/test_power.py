@@ -118,6 +118,7 @@ def test_bad_arguments_are_refused_naming_them(call, message):
         call()
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 def test_the_simulated_power_for_a_coefficient_is_80_percent():
     beta = np.array([[-0.4], [0.5]])

@@ -129,6 +129,7 @@ def test_bad_arguments_are_refused_naming_them(call, message):
         call()
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 @pytest.mark.parametrize("n", [2000, 10_000])
 @pytest.mark.parametrize(("mechanism", "beta"), [(FORCED, BETA_BINARY), (KRR3, BETA_MULTI)], ids=["forced", "krr3"])
