@@ -23,7 +23,7 @@ from ldp.mechanisms import HadamardResponse, KRandomizedResponse, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.local_hashing import optimal_range_size
 from ldp.mechanisms.subset import optimal_subset_size
-from surveys.costs import QuestionCost, respondents_for
+from surveys.costs import QuestionCost, cached_figure, respondents_for
 from surveys.kinds.base import (
     BAND_KINDS,
     MIN_REPORTS,
@@ -270,19 +270,11 @@ def hash_seed(mechanism: str, k: int, hash_count: int, width: int, previous: int
     raise KindError("width", _("These options collide under every hash function; use more of them."))
 
 
-#: Per mechanism instance (``surveys.models.build_mechanism`` shares one per parameter set and
-#: process): its guess probability, which costs milliseconds for OLH and CMS — too much to
-#: recompute for every submission's receipt.
-_GUESS: dict[int, tuple[Any, float]] = {}
-
-
 def guess_probability(mechanism: Any) -> float:
-    hit = _GUESS.get(id(mechanism))
-    if hit is None or hit[0] is not mechanism:
-        if len(_GUESS) >= 1024:
-            _GUESS.clear()
-        hit = _GUESS[id(mechanism)] = (mechanism, float(mechanism.guess_probability()))
-    return hit[1]
+    """The mechanism's guess probability, once per parameter set and process (OLH and CMS take
+    milliseconds: too much for every submission's receipt); the cost panel's cache
+    (:func:`surveys.costs.cached_figure`)."""
+    return cached_figure(mechanism, "guess_probability", mechanism.guess_probability)
 
 
 def estimate_chart(result: QuestionResult, kind: str, bands: str = "option") -> str:
