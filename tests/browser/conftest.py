@@ -6,9 +6,11 @@ Debian's /usr/bin/chromium is used (``playwright install`` cannot download here)
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
+from django.core.servers.basehttp import ThreadedWSGIServer
 
 CHROMIUM = Path(os.environ.get("MURMUR_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -23,6 +25,44 @@ CHROMIUM_FLAGS = [
 # Playwright's sync API keeps an event loop running in this thread, which makes Django's
 # ORM refuse calls from the test body unless told that this is deliberate.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+class _OneRequestAtATime(ThreadedWSGIServer):
+    """Django's live server answering one request at a time, for in-memory SQLite.
+
+    There every request thread shares the test's one database connection, and Django's
+    documentation warns that two threads querying it at once "may sometimes randomly cause the
+    tests to fail" (the likely cause of a CI timeout: a builder's cost preview and its save,
+    sent together by htmx).
+    Connections are still accepted by threads (Chromium opens idle ones ahead of time, which
+    would stall a server without threads); only running the application, body included, takes
+    the lock. PostgreSQL keeps Django's server as it is: one connection a thread, no sharing.
+    """
+
+    def set_app(self, application):
+        lock = threading.Lock()
+
+        def one_at_a_time(environ, start_response):
+            with lock:
+                result = application(environ, start_response)
+                try:
+                    body = b"".join(result)  # a streaming body reads the database while it runs
+                finally:
+                    if hasattr(result, "close"):
+                        result.close()
+            return [body]
+
+        super().set_app(one_at_a_time)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _serial_live_server_on_sqlite():
+    from django.db import connection
+    from django.test.testcases import LiveServerThread
+
+    if connection.vendor == "sqlite":
+        LiveServerThread.server_class = _OneRequestAtATime
+    yield
 
 
 def pytest_collection_modifyitems(items):
