@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from django.urls import path, register_converter
 
+from surveys.api import api
 from surveys.views import (
     accounts,
+    api_docs,
+    api_tokens,
     author,
     crosstab,
     dashboard,
@@ -32,6 +35,11 @@ register_converter(ExportFormat, "format")
 
 urlpatterns = [
     path("", home.home, name="home"),
+    # The organizer API (surveys/api/): its schema at /api/v1/openapi.json, its guide at /api/v1/docs/.
+    path("api/v1/docs/", api_docs.api_docs, name="api_docs"),
+    path("api/v1/", api.urls),
+    path("accounts/tokens/", api_tokens.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", api_tokens.api_token_revoke, name="api_token_revoke"),
     path("ledger/", ledger.ledger, name="ledger"),
     path("accounts/signup/", author.signup, name="signup"),
     path("accounts/confirm/", accounts.resend_confirmation, name="resend_confirmation"),

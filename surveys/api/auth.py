@@ -1,0 +1,108 @@
+"""Personal access tokens on the organizer API: who is asking, and may they write.
+
+``Authorization: Bearer mur_…``. The token's keyed hash is looked up on every request, so a
+revoked token is refused from the next request on, and nothing caches it. Wrong tokens are
+throttled like wrong passwords (:mod:`surveys.responding.ratelimits`): after
+``RATE_LIMITS["api_auth"]`` failures from one client in the window, that client's requests are
+refused with 429 before any token is checked, so guessing gets nowhere (a token has 256 bits
+anyway). Every request of a good token counts against ``RATE_LIMITS["api"]`` for that token.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja.errors import HttpError
+from ninja.security import HttpBearer
+
+from surveys.integrations import ApiToken, token_hash
+from surveys.responding.ratelimits import client_key, hit, keyed_hash, rates_for
+
+#: Defaults where settings.RATE_LIMITS names none: 20 wrong tokens a quarter hour per client (the
+#: login failure limit), 120 requests a minute and 3,000 an hour per token.
+DEFAULT_RATES = {"api_auth": [(20, 900)], "api": [(120, 60), (3000, 3600)]}
+
+
+class Throttled(HttpError):
+    """429 with the seconds to wait (``Retry-After``)."""
+
+    def __init__(self, wait: int) -> None:
+        self.wait = wait
+        super().__init__(429, f"Too many requests. Retry in {wait} seconds.")
+
+
+class ReadOnlyToken(HttpError):
+    def __init__(self) -> None:
+        super().__init__(403, "This token may only read; make a read-and-write token to change surveys.")
+
+
+def _rates(name: str) -> list[tuple[int, int]]:
+    return rates_for(name) if name in settings.RATE_LIMITS else DEFAULT_RATES[name]
+
+
+def _locked(request: HttpRequest) -> int | None:
+    """Seconds a client with too many wrong tokens must still wait (None: it may try)."""
+    from django.core.cache import cache
+
+    subject = client_key(request, "api-token")
+    for count, seconds in _rates("api_auth"):
+        if int(cache.get(f"rl:api_auth:{seconds}:{subject}", 0)) >= count:
+            opened = cache.get(f"rl:api_auth:{seconds}:{subject}:opened")
+            return max(1, int((opened or timezone.now().timestamp()) + seconds - timezone.now().timestamp()))
+    return None
+
+
+class TokenAuth(HttpBearer):
+    """A valid, unrevoked token; with ``write``, only a read-and-write one (else 403)."""
+
+    openapi_description = "A personal access token (Your account → API tokens): Bearer mur_…"
+
+    def __init__(self, write: bool = False) -> None:
+        self.write = write
+        super().__init__()
+
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        limits = settings.RATE_LIMITS_ENABLED
+        if limits:
+            wait = _locked(request)
+            if wait is not None:
+                raise Throttled(wait)
+        found = (
+            ApiToken.objects.select_related("owner")
+            .filter(token_hash=token_hash(token), revoked_at__isnull=True, owner__is_active=True)
+            .first()
+        )
+        if found is None:
+            if limits:
+                hit("api_auth", client_key(request, "api-token"), _rates("api_auth"))
+            return None
+        if limits:
+            wait = hit("api", keyed_hash("api-token", str(found.pk)), _rates("api"))
+            if wait is not None:
+                raise Throttled(wait)
+        if self.write and not found.may_write:
+            raise ReadOnlyToken
+        today = datetime.date.today()
+        if found.last_used_on != today:
+            found.last_used_on = today
+            found.save(update_fields=["last_used_on"])
+        request.user = found.owner
+        return found
+
+
+class ReadToken(TokenAuth):
+    """Any valid token (the schema's security scheme ``ReadToken``)."""
+
+
+class WriteToken(TokenAuth):
+    """A read-and-write token (the schema's security scheme ``WriteToken``); a read token gets 403."""
+
+    def __init__(self) -> None:
+        super().__init__(write=True)
+
+
+read_token = ReadToken()
+write_token = WriteToken()
