@@ -17,6 +17,7 @@ from surveys.views import (
     preview,
     respond,
     rounds,
+    stats_exports,
     transparency,
 )
 
@@ -85,6 +86,9 @@ urlpatterns = [
         name="export_estimates",
     ),
     path("surveys/<int:survey_id>/export/reports.<format:fmt>", exports.export_reports, name="export_reports"),
+    path("surveys/<int:survey_id>/export/reports.sav", stats_exports.export_sav, name="export_sav"),
+    path("surveys/<int:survey_id>/export/reports.dta", stats_exports.export_dta, name="export_dta"),
+    path("surveys/<int:survey_id>/export/analysis.R", stats_exports.export_r, name="export_r"),
     path(
         "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
         exports.export_synthetic,

@@ -9,12 +9,14 @@ exactly what the builder does. Nothing here knows a question kind or a mechanism
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 from django.forms.models import model_to_dict
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
@@ -36,6 +38,8 @@ from surveys.results.exports import estimate_rows
 from surveys.series import rounds
 from surveys.transparency import survey_record
 from surveys.views import exports as export_views
+from surveys.views.stats_exports import FORMATS as STATS_FORMATS
+from surveys.views.stats_exports import stats_export
 
 router = Router()
 
@@ -475,13 +479,11 @@ def estimates(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
     }
 
 
-EXPORTS = {
-    "estimates.csv": lambda request, survey_id: export_views.export_estimates(request, survey_id=survey_id, fmt="csv"),
-    "estimates.json": lambda request, survey_id: export_views.export_estimates(
-        request, survey_id=survey_id, fmt="json"
-    ),
-    "reports.csv": lambda request, survey_id: export_views.export_reports(request, survey_id=survey_id, fmt="csv"),
-    "reports.json": lambda request, survey_id: export_views.export_reports(request, survey_id=survey_id, fmt="json"),
+#: The downloads, by file name: the organizer pages' own export views.
+EXPORTS: dict[str, Callable[..., HttpResponse | StreamingHttpResponse]] = {
+    **{f"estimates.{fmt}": partial(export_views.export_estimates, fmt=fmt) for fmt in ("csv", "json")},
+    **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
+    **{name: partial(stats_export, name=name) for name in STATS_FORMATS},
 }
 
 
@@ -499,7 +501,7 @@ def export(request: HttpRequest, name: str, survey_id: int = survey_id_path()) -
     writer = EXPORTS.get(name)
     if writer is None:
         raise HttpError(404, "No such export.")
-    return writer(request, survey_id)
+    return writer(request, survey_id=survey_id)
 
 
 @router.get(
