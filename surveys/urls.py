@@ -19,6 +19,7 @@ from surveys.views import (
     rounds,
     stats_exports,
     transparency,
+    webhooks,
 )
 
 
@@ -60,6 +61,10 @@ urlpatterns = [
     path("surveys/<int:survey_id>/invitations/", invitations.invitation_links, name="invitations"),
     path("surveys/<int:survey_id>/invitations/mail/", invitations.invitation_emails, name="invitation_emails"),
     path("surveys/<int:survey_id>/invitations/remind/", invitations.invitation_reminders, name="invitation_reminders"),
+    path("surveys/<int:survey_id>/webhooks/", webhooks.webhooks, name="webhooks"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/test/", webhooks.webhook_test, name="webhook_test"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/toggle/", webhooks.webhook_toggle, name="webhook_toggle"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/delete/", webhooks.webhook_delete, name="webhook_delete"),
     path("surveys/<int:survey_id>/questions/new/", author.question_add, name="question_add"),
     path("surveys/<int:survey_id>/questions/cost/", author.question_cost_preview, name="question_cost_preview"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/", author.question_card, name="question_card"),
