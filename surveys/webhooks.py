@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import urllib.error
 import urllib.request
@@ -32,7 +33,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from surveys.api.routes import finite
 from surveys.integrations import Webhook, WebhookDelivery
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import estimate_rows
@@ -63,6 +63,19 @@ def http_post(url: str, body: bytes, headers: dict[str, str]) -> int:
             return int(response.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
+
+
+def finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: they become null, recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    if hasattr(value, "item"):  # a numpy scalar
+        return finite(value.item())
+    return value
 
 
 def hour_of(moment: datetime) -> datetime:

@@ -4,15 +4,17 @@
 revoked token is refused from the next request on, and nothing caches it. Wrong tokens are
 throttled like wrong passwords (:mod:`surveys.responding.ratelimits`): after
 ``RATE_LIMITS["api_auth"]`` failures from one client in the window, that client's requests are
-refused with 429 before any token is checked, so guessing gets nowhere (a token has 256 bits
+refused with 429 for the rest of the window before any token is checked, so guessing gets nowhere (a token has 256 bits
 anyway). Every request of a good token counts against ``RATE_LIMITS["api"]`` for that token.
 """
 
 from __future__ import annotations
 
-import datetime
+import math
+import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError
@@ -20,10 +22,6 @@ from ninja.security import HttpBearer
 
 from surveys.integrations import ApiToken, token_hash
 from surveys.responding.ratelimits import client_key, hit, keyed_hash, rates_for
-
-#: Defaults where settings.RATE_LIMITS names none: 20 wrong tokens a quarter hour per client (the
-#: login failure limit), 120 requests a minute and 3,000 an hour per token.
-DEFAULT_RATES = {"api_auth": [(20, 900)], "api": [(120, 60), (3000, 3600)]}
 
 
 class Throttled(HttpError):
@@ -39,20 +37,22 @@ class ReadOnlyToken(HttpError):
         super().__init__(403, "This token may only read; make a read-and-write token to change surveys.")
 
 
-def _rates(name: str) -> list[tuple[int, int]]:
-    return rates_for(name) if name in settings.RATE_LIMITS else DEFAULT_RATES[name]
+def _lock_key(request: HttpRequest) -> str:
+    return f"api-auth-locked:{client_key(request, 'api-token')}"
 
 
 def _locked(request: HttpRequest) -> int | None:
     """Seconds a client with too many wrong tokens must still wait (None: it may try)."""
-    from django.core.cache import cache
+    until = cache.get(_lock_key(request))
+    return None if until is None else max(1, math.ceil(until - time.time()))
 
-    subject = client_key(request, "api-token")
-    for count, seconds in _rates("api_auth"):
-        if int(cache.get(f"rl:api_auth:{seconds}:{subject}", 0)) >= count:
-            opened = cache.get(f"rl:api_auth:{seconds}:{subject}:opened")
-            return max(1, int((opened or timezone.now().timestamp()) + seconds - timezone.now().timestamp()))
-    return None
+
+def _failed(request: HttpRequest) -> None:
+    """Count a wrong token; past the limit, lock the client out for the rest of the window."""
+    wait = hit("api_auth", client_key(request, "api-token"), rates_for("api_auth"))
+    if wait is not None:
+        cache.set(_lock_key(request), time.time() + wait, timeout=wait)
+        raise Throttled(wait)
 
 
 class TokenAuth(HttpBearer):
@@ -77,15 +77,15 @@ class TokenAuth(HttpBearer):
         )
         if found is None:
             if limits:
-                hit("api_auth", client_key(request, "api-token"), _rates("api_auth"))
+                _failed(request)
             return None
         if limits:
-            wait = hit("api", keyed_hash("api-token", str(found.pk)), _rates("api"))
+            wait = hit("api", keyed_hash("api-token", str(found.pk)), rates_for("api"))
             if wait is not None:
                 raise Throttled(wait)
         if self.write and not found.may_write:
             raise ReadOnlyToken
-        today = datetime.date.today()
+        today = timezone.localdate()
         if found.last_used_on != today:
             found.last_used_on = today
             found.save(update_fields=["last_used_on"])

@@ -8,7 +8,6 @@ exactly what the builder does. Nothing here knows a question kind or a mechanism
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -40,6 +39,7 @@ from surveys.transparency import survey_record
 from surveys.views import exports as export_views
 from surveys.views.stats_exports import FORMATS as STATS_FORMATS
 from surveys.views.stats_exports import stats_export
+from surveys.webhooks import finite
 
 router = Router()
 
@@ -446,19 +446,6 @@ def remind_invitations(request: HttpRequest, survey_id: int = survey_id_path()) 
 
 
 # -- results ----------------------------------------------------------------------------------
-
-
-def finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: they become null, recursively."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    if hasattr(value, "item"):  # a numpy scalar
-        return finite(value.item())
-    return value
 
 
 @router.get(

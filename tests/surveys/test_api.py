@@ -232,5 +232,14 @@ def test_wrong_tokens_are_throttled_like_passwords(client, organizer, settings):
     good = make_token(organizer)
     for _ in range(3):
         assert call(client, "mur_wrong", "get", "/api/v1/surveys").status_code == 401
+    assert call(client, "mur_wrong", "get", "/api/v1/surveys").status_code == 429
     refused = call(client, good, "get", "/api/v1/surveys")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+
+
+@pytest.mark.django_db
+def test_each_token_has_its_own_request_budget(client, organizer, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "api": [(2, 60)]}
+    first, second = make_token(organizer), make_token(organizer)
+    assert [call(client, first, "get", "/api/v1/surveys").status_code for _ in range(3)] == [200, 200, 429]
+    assert call(client, second, "get", "/api/v1/surveys").status_code == 200
