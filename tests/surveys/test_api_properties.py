@@ -20,7 +20,7 @@ from tests.surveys.test_api import call, make_token
 
 SCHEMA = json.loads(json.dumps(api.get_openapi_schema()))
 COMPONENTS = SCHEMA["components"]["schemas"]
-EXAMPLES = max(10, min(200, hypothesis_settings.default.max_examples // 30))
+EXAMPLES = max(10, min(100, hypothesis_settings.default.max_examples // 30))
 
 
 def resolve(node: Any) -> Any:

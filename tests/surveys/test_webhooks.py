@@ -17,8 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from surveys.integrations import Webhook, WebhookDelivery
+from surveys.responding.submissions import new_token
 from surveys.webhooks import deliver_due, sign
 from tests.base import make_open_survey, make_reports
+from tests.surveys.test_submit import valid_reports
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
@@ -74,12 +76,19 @@ def hooked(organizer, receiver):
 
 
 @pytest.mark.django_db
-def test_one_signed_summary_per_batch_and_none_per_submission(hooked, receiver):
+def test_one_signed_summary_per_batch_and_none_per_submission(client, hooked, receiver, settings):
+    settings.RATE_LIMITS_ENABLED = False
     survey, hook = hooked
+    survey.allow_repeat_responses = True
+    survey.save(update_fields=["allow_repeat_responses"])
     question = survey.questions.get()
     now = timezone.now().replace(minute=5)
-    for _ in range(19):  # each submission alone posts nothing
-        make_reports(question, [1])
+    for seed in range(19):  # each submission through the submit API posts nothing
+        body = {"token": new_token(survey), "reports": valid_reports(survey, [1], seed=seed)}
+        submitted = client.post(
+            reverse("submit", args=[survey.slug]), json.dumps(body), content_type="application/json"
+        )
+        assert submitted.status_code == 201
     assert receiver.received == []
     assert deliver_due(now) == []  # 19 < 20 new reports
     make_reports(question, [0])
