@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import math
 import secrets
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.utils import timezone
 
 from surveys.integrations import Webhook, WebhookDelivery
@@ -55,8 +59,25 @@ def sign(secret: str, timestamp: int, delivery: str, body: bytes) -> str:
     return "v1=" + hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
+class PrivateAddress(OSError):
+    """The webhook's host resolves to an address inside a private network."""
+
+
+def check_public(url: str) -> None:
+    """Refuse a host that resolves to a loopback, private, link-local or otherwise non-global address,
+    so that a webhook cannot make the server probe its own network (server-side request forgery).
+    ``settings.WEBHOOK_HTTP_HOSTS`` (tests' local receivers) are let through."""
+    host = urlsplit(url).hostname or ""
+    if host in getattr(settings, "WEBHOOK_HTTP_HOSTS", ()):
+        return
+    for *_, address in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP):
+        if not ipaddress.ip_address(address[0]).is_global:
+            raise PrivateAddress(f"{host} resolves to a private address; give a public one")
+
+
 def http_post(url: str, body: bytes, headers: dict[str, str]) -> int:
     """POST the body; the status code (an HTTP error's too). Network failures raise OSError."""
+    check_public(url)
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 (https only, by the form)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310

@@ -16,6 +16,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import reverse
 from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
@@ -88,7 +89,7 @@ def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
         "round_number": survey.round_number,
         "recurrence": survey.series.recurrence if survey.series is not None else None,
         "share_url": request.build_absolute_uri(survey.get_share_url()),
-        "transparency_url": request.build_absolute_uri(f"{survey.get_share_url()}transparency/"),
+        "transparency_url": request.build_absolute_uri(reverse("transparency", args=[survey.slug])),
         "results_url": request.build_absolute_uri(survey.get_results_url()),
         "responses": survey.response_count(),
     }

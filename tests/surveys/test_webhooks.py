@@ -63,7 +63,8 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver():
+def receiver(settings):
+    settings.WEBHOOK_HTTP_HOSTS = ["127.0.0.1"]  # a local receiver, for tests only
     receiver = Receiver()
     yield receiver
     receiver.close()
@@ -164,9 +165,8 @@ def test_an_unreachable_receiver_is_logged(hooked, receiver):
 
 @pytest.mark.django_db
 def test_the_page_adds_tests_and_logs_webhooks_for_the_owner_only(
-    organizer_client, organizer, other_organizer, receiver, settings, client
+    organizer_client, organizer, other_organizer, receiver, client
 ):
-    settings.WEBHOOK_HTTP_HOSTS = ["127.0.0.1"]
     survey = make_open_survey(organizer)
     page = reverse("webhooks", args=[survey.pk])
     refused = organizer_client.post(page, {"url": "http://example.com/hook", "min_new_reports": 20})
@@ -186,3 +186,13 @@ def test_the_page_adds_tests_and_logs_webhooks_for_the_owner_only(
     assert client.get(page).status_code == 404
     assert client.post(reverse("webhook_delete", args=[survey.pk, hook.pk])).status_code == 404
     assert Webhook.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["https://127.0.0.1/hook", "https://10.0.0.8/hook", "https://[::1]/hook"])
+def test_no_summary_goes_to_the_servers_own_network(organizer, url):
+    survey = make_open_survey(organizer)
+    Webhook.objects.create(survey=survey, url=url, min_new_reports=1)
+    make_reports(survey.questions.get(), [0])
+    (delivery,) = deliver_due()
+    assert not delivery.ok and "private address" in delivery.error
