@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from surveys.api import api
+from surveys.api.routes import EXPORTS
 from tests.base import make_open_survey, make_question, make_reports, make_survey
 from tests.surveys.test_api import call, make_token
 
@@ -93,7 +94,7 @@ def path_values(path: str, world: dict[str, Any]) -> st.SearchStrategy[str]:
     ids = st.integers(min_value=1, max_value=2**63 - 1)
     survey = st.sampled_from(world["surveys"]) | ids
     question = st.sampled_from(world["questions"]) | ids
-    name = st.sampled_from(["estimates.csv", "estimates.json", "reports.csv", "reports.json"]) | st.text(
+    name = st.sampled_from(sorted(EXPORTS)) | st.text(
         st.characters(codec="ascii", exclude_characters="/?#%"), min_size=1, max_size=12
     )
     return st.builds(
