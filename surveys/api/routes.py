@@ -16,6 +16,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Path, Router, Status
 from ninja.errors import HttpError
@@ -25,12 +26,13 @@ from surveys.access import get_question_for_owner, get_survey_for_owner, get_sur
 from surveys.accounts import may_publish
 from surveys.api import schemas
 from surveys.api.auth import read_token, write_token
+from surveys.forms.integrations import WebhookForm
 from surveys.forms.invitations import InvitationEmailsForm
 from surveys.forms.matrix import MatrixForm
 from surveys.forms.pair import PairForm
 from surveys.forms.question import QuestionForm, initial_from_question
 from surveys.forms.survey import SurveyForm
-from surveys.integrations import ApiToken
+from surveys.integrations import ApiToken, Webhook
 from surveys.models import Question, Survey
 from surveys.responding import invitations
 from surveys.results.estimates import SurveyState
@@ -40,7 +42,8 @@ from surveys.transparency import survey_record
 from surveys.views import exports as export_views
 from surveys.views.stats_exports import FORMATS as STATS_FORMATS
 from surveys.views.stats_exports import stats_export
-from surveys.webhooks import finite
+from surveys.views.webhooks import LOG_LENGTH
+from surveys.webhooks import deliver, finite
 
 router = Router()
 
@@ -69,7 +72,7 @@ def token_owner(request: HttpRequest) -> User:
     return token.owner
 
 
-def survey_id_path() -> Any:
+def id_path() -> Any:
     return Path(..., ge=1, le=MAX_ID)
 
 
@@ -132,12 +135,12 @@ def create_survey(request: HttpRequest, body: schemas.SurveyIn) -> Any:
 
 
 @router.get("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=read_token, tags=["surveys"])
-def get_survey(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def get_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
     return survey_out(request, get_survey_for_owner(token_owner(request), survey_id))
 
 
 @router.patch("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])
-def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: int = survey_id_path()) -> Any:
+def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: int = id_path()) -> Any:
     """Change the settings given; the others keep their values. ``epsilon_cap`` null keeps the cap."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     current = model_to_dict(survey, fields=SURVEY_FIELDS)
@@ -149,7 +152,7 @@ def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: in
 
 
 @router.delete("/surveys/{survey_id}", response={204: None, **ERRORS}, auth=write_token, tags=["surveys"])
-def delete_survey(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def delete_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """Delete the survey with its questions, reports and invitations, as the builder's Delete does."""
     get_survey_for_owner(token_owner(request), survey_id).delete()
     return Status(204, None)
@@ -168,7 +171,7 @@ def _transition(request: HttpRequest, survey_id: int, action: Any) -> Any:
 @router.post(
     "/surveys/{survey_id}/open", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["lifecycle"]
 )
-def open_survey(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def open_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """Open the survey (409 with the builder's reasons when it cannot open); freezes each randomization."""
     return _transition(request, survey_id, actions.do_open_survey)
 
@@ -176,7 +179,7 @@ def open_survey(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
 @router.post(
     "/surveys/{survey_id}/close", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["lifecycle"]
 )
-def close_survey(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def close_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
     return _transition(request, survey_id, actions.do_close_survey)
 
 
@@ -215,7 +218,7 @@ def question_out(question: Question) -> dict[str, Any]:
     auth=read_token,
     tags=["questions"],
 )
-def list_questions(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def list_questions(request: HttpRequest, survey_id: int = id_path()) -> Any:
     survey = get_survey_for_owner(token_owner(request), survey_id)
     return [question_out(q) for q in survey.questions.all()]
 
@@ -226,7 +229,7 @@ def list_questions(request: HttpRequest, survey_id: int = survey_id_path()) -> A
     auth=write_token,
     tags=["questions"],
 )
-def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int = survey_id_path()) -> Any:
+def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int = id_path()) -> Any:
     """Add a question of any kind the builder offers, checked by the builder's form: its options or range,
     its epsilon against the survey's cap, and its mechanism ("auto": the advisor's lowest-error choice)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
@@ -242,7 +245,7 @@ def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int 
     auth=read_token,
     tags=["questions"],
 )
-def get_question(request: HttpRequest, survey_id: int = survey_id_path(), question_id: int = survey_id_path()) -> Any:
+def get_question(request: HttpRequest, survey_id: int = id_path(), question_id: int = id_path()) -> Any:
     return question_out(get_question_for_owner(token_owner(request), survey_id, question_id))
 
 
@@ -255,8 +258,8 @@ def get_question(request: HttpRequest, survey_id: int = survey_id_path(), questi
 def update_question(
     request: HttpRequest,
     body: schemas.QuestionPatch,
-    survey_id: int = survey_id_path(),
-    question_id: int = survey_id_path(),
+    survey_id: int = id_path(),
+    question_id: int = id_path(),
 ) -> Any:
     """Change the fields given. Once reports froze its randomization, only the wording may change."""
     question = get_question_for_owner(token_owner(request), survey_id, question_id)
@@ -275,9 +278,7 @@ def update_question(
 @router.delete(
     "/surveys/{survey_id}/questions/{question_id}", response={204: None, **ERRORS}, auth=write_token, tags=["questions"]
 )
-def delete_question(
-    request: HttpRequest, survey_id: int = survey_id_path(), question_id: int = survey_id_path()
-) -> Any:
+def delete_question(request: HttpRequest, survey_id: int = id_path(), question_id: int = id_path()) -> Any:
     """Delete a question without reports (409 once it has some: close the survey instead)."""
     question = get_question_for_owner(token_owner(request), survey_id, question_id)
     try:
@@ -293,7 +294,7 @@ def delete_question(
     auth=write_token,
     tags=["questions"],
 )
-def add_matrix(request: HttpRequest, body: schemas.MatrixIn, survey_id: int = survey_id_path()) -> Any:
+def add_matrix(request: HttpRequest, body: schemas.MatrixIn, survey_id: int = id_path()) -> Any:
     """A matrix block: one question per item on the shared options, each with this epsilon."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     form = MatrixForm(form_data(body.dict(), {"items": "items_text", "options": "options_text"}), survey=survey)
@@ -306,7 +307,7 @@ def add_matrix(request: HttpRequest, body: schemas.MatrixIn, survey_id: int = su
 @router.post(
     "/surveys/{survey_id}/pairs", response={201: schemas.QuestionOut, **ERRORS}, auth=write_token, tags=["questions"]
 )
-def declare_pair(request: HttpRequest, body: schemas.PairIn, survey_id: int = survey_id_path()) -> Any:
+def declare_pair(request: HttpRequest, body: schemas.PairIn, survey_id: int = id_path()) -> Any:
     """Ask two choice questions jointly: one randomized report over their combinations, one epsilon."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     form = PairForm(form_data(body.dict()), survey=survey)
@@ -336,7 +337,7 @@ def rounds_out(survey: Survey) -> dict[str, Any]:
 @router.get(
     "/surveys/{survey_id}/rounds", response={200: schemas.RoundsOut, **ERRORS}, auth=read_token, tags=["rounds"]
 )
-def list_rounds(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def list_rounds(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """The survey's series, round by round (the survey alone when it does not recur)."""
     return rounds_out(get_survey_for_owner(token_owner(request), survey_id))
 
@@ -344,7 +345,7 @@ def list_rounds(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
 @router.put(
     "/surveys/{survey_id}/recurrence", response={200: schemas.RoundsOut, **ERRORS}, auth=write_token, tags=["rounds"]
 )
-def set_recurrence(request: HttpRequest, body: schemas.RecurrenceIn, survey_id: int = survey_id_path()) -> Any:
+def set_recurrence(request: HttpRequest, body: schemas.RecurrenceIn, survey_id: int = id_path()) -> Any:
     """Make the survey recurring (round 1 of a series), or change when its next rounds open."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     try:
@@ -358,7 +359,7 @@ def set_recurrence(request: HttpRequest, body: schemas.RecurrenceIn, survey_id: 
 @router.post(
     "/surveys/{survey_id}/rounds", response={201: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["rounds"]
 )
-def open_next_round(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def open_next_round(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """Close the latest round and open the next, a copy with the same frozen randomizations."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     try:
@@ -386,7 +387,7 @@ def _may_mail(request: HttpRequest) -> None:
     auth=read_token,
     tags=["invitations"],
 )
-def invitation_counts(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def invitation_counts(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """How many invitations there are, used and unused: never their links, which Murmur does not keep."""
     return invitations.counts(get_survey_for_owner(token_owner(request), survey_id))
 
@@ -398,7 +399,7 @@ def invitation_counts(request: HttpRequest, survey_id: int = survey_id_path()) -
     tags=["invitations"],
 )
 def create_invitation_links(
-    request: HttpRequest, response: HttpResponse, body: schemas.InvitationLinksIn, survey_id: int = survey_id_path()
+    request: HttpRequest, response: HttpResponse, body: schemas.InvitationLinksIn, survey_id: int = id_path()
 ) -> Any:
     """Make single-use links; they are in this response only (``Cache-Control: no-store``)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
@@ -413,7 +414,7 @@ def create_invitation_links(
     auth=write_token,
     tags=["invitations"],
 )
-def mail_invitations(request: HttpRequest, body: schemas.InvitationEmailsIn, survey_id: int = survey_id_path()) -> Any:
+def mail_invitations(request: HttpRequest, body: schemas.InvitationEmailsIn, survey_id: int = id_path()) -> Any:
     """Mail each new address its own link (addresses already invited are skipped)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     _may_mail(request)
@@ -433,7 +434,7 @@ def mail_invitations(request: HttpRequest, body: schemas.InvitationEmailsIn, sur
     auth=write_token,
     tags=["invitations"],
 )
-def remind_invitations(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def remind_invitations(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """Mail a fresh link to every unused invitation with an address (the old link stops working)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     _may_mail(request)
@@ -446,13 +447,82 @@ def remind_invitations(request: HttpRequest, survey_id: int = survey_id_path()) 
     return {"sent": sent}
 
 
+# -- webhooks ---------------------------------------------------------------------------------
+
+
+def webhook_out(hook: Webhook) -> dict[str, Any]:
+    values = model_to_dict(hook, fields=["url", "min_new_reports", "active"])
+    deliveries = [
+        model_to_dict(d, exclude=["id", "webhook"]) | {"hour": d.hour} for d in hook.deliveries.all()[:LOG_LENGTH]
+    ]
+    state = {"failures": hook.failures, "retry_after": hook.retry_after, "sent_hour": hook.sent_hour}
+    return values | state | {"id": hook.pk, "deliveries": deliveries}
+
+
+def _hook(request: HttpRequest, survey_id: int, webhook_id: int) -> Webhook:
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    return get_object_or_404(Webhook, pk=webhook_id, survey=survey)
+
+
+@router.get(
+    "/surveys/{survey_id}/webhooks",
+    response={200: list[schemas.WebhookOut], **ERRORS},
+    auth=read_token,
+    tags=["webhooks"],
+)
+def list_webhooks(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """The survey's webhooks with their latest deliveries (never their secrets)."""
+    return [webhook_out(hook) for hook in get_survey_for_owner(token_owner(request), survey_id).webhooks.all()]
+
+
+@router.post(
+    "/surveys/{survey_id}/webhooks",
+    response={201: schemas.NewWebhookOut, **ERRORS},
+    auth=write_token,
+    tags=["webhooks"],
+)
+def add_webhook(
+    request: HttpRequest, response: HttpResponse, body: schemas.WebhookIn, survey_id: int = id_path()
+) -> Any:
+    """Register an HTTPS address for batched, signed summaries; the secret is in this response only."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    form = WebhookForm(form_data(body.dict()))
+    if not form.is_valid():
+        raise FormRefused(form)
+    hook = Webhook.objects.create(
+        survey=survey, url=form.cleaned_data["url"], min_new_reports=form.cleaned_data["min_new_reports"]
+    )
+    response["Cache-Control"] = "no-store"
+    return Status(201, webhook_out(hook) | {"secret": hook.secret})
+
+
+@router.post(
+    "/surveys/{survey_id}/webhooks/{webhook_id}/test",
+    response={200: schemas.DeliveryOut, **ERRORS},
+    auth=write_token,
+    tags=["webhooks"],
+)
+def test_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
+    """Post a signed test summary now (``"event": "test"``); the delivery, delivered or not."""
+    delivery = deliver(_hook(request, survey_id, webhook_id), test=True)
+    return model_to_dict(delivery, exclude=["id", "webhook"]) | {"hour": delivery.hour}
+
+
+@router.delete(
+    "/surveys/{survey_id}/webhooks/{webhook_id}", response={204: None, **ERRORS}, auth=write_token, tags=["webhooks"]
+)
+def delete_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
+    _hook(request, survey_id, webhook_id).delete()
+    return Status(204, None)
+
+
 # -- results ----------------------------------------------------------------------------------
 
 
 @router.get(
     "/surveys/{survey_id}/estimates", response={200: schemas.EstimatesOut, **ERRORS}, auth=read_token, tags=["results"]
 )
-def estimates(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def estimates(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """The results page's estimates with their 95 % bands and its verdict ``enough``, one row per
     question version and option (or summary); where ``enough`` is false the page withholds them."""
     survey = get_survey_for_results(token_owner(request), survey_id)
@@ -482,7 +552,7 @@ EXPORTS: dict[str, Callable[..., HttpResponse | StreamingHttpResponse]] = {
     tags=["results"],
     openapi_extra={"responses": {"200": {"description": "The file", "content": {"application/octet-stream": {}}}}},
 )
-def export(request: HttpRequest, name: str, survey_id: int = survey_id_path()) -> Any:
+def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
     """A download of the results page's exports: ``estimates.csv``, ``estimates.json``, ``reports.csv``,
     ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``)."""
     get_survey_for_results(token_owner(request), survey_id)
@@ -498,7 +568,7 @@ def export(request: HttpRequest, name: str, survey_id: int = survey_id_path()) -
     auth=read_token,
     tags=["results"],
 )
-def transparency(request: HttpRequest, survey_id: int = survey_id_path()) -> Any:
+def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """The transparency statement: every question's client spec in force, its digest, and every version."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     record = survey_record(survey)

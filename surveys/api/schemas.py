@@ -226,3 +226,36 @@ class TransparencyOut(Schema):
     digest: str
     entries: list[dict[str, Any]]
     versions: list[dict[str, Any]]
+
+
+class WebhookIn(Schema):
+    url: str
+    min_new_reports: int = 20
+
+
+class DeliveryOut(Schema):
+    delivery_id: str
+    hour: datetime
+    test: bool
+    reports: int
+    attempt: int
+    status_code: int | None
+    ok: bool
+    error: str
+
+
+class WebhookOut(Schema):
+    id: int
+    url: str
+    min_new_reports: int
+    active: bool
+    failures: int
+    retry_after: datetime | None
+    sent_hour: datetime | None
+    deliveries: list[DeliveryOut]
+    """The latest deliveries, newest first."""
+
+
+class NewWebhookOut(WebhookOut):
+    secret: str
+    """The signing secret, in this response only: keep it where the receiver can read it."""

@@ -13,7 +13,7 @@ from django.test import Client
 from openapi_spec_validator import validate
 
 from surveys.api import api
-from surveys.integrations import ApiToken, new_token, token_hash
+from surveys.integrations import ApiToken, Webhook, WebhookDelivery, new_token, token_hash
 from surveys.models import Question, Survey
 from tests.base import make_open_survey, make_question, make_reports, make_survey
 
@@ -136,28 +136,41 @@ def minimal_body(method: str, path: str) -> Any:
         "/api/v1/surveys/{survey_id}/recurrence": {"recurrence": "manual"},
         "/api/v1/surveys/{survey_id}/invitations/links": {"count": 1},
         "/api/v1/surveys/{survey_id}/invitations/emails": {"emails": ["x@example.com"]},
+        "/api/v1/surveys/{survey_id}/webhooks": {"url": "https://example.com/hook"},
     }
     return bodies.get(path) if method != "get" else None
 
 
 def fill(path: str, survey: Survey, question: Question) -> str:
+    hook = Webhook.objects.filter(survey=survey).first()
     return (
         path.replace("{survey_id}", str(survey.pk))
         .replace("{question_id}", str(question.pk))
+        .replace("{webhook_id}", str(hook.pk if hook else 1))
         .replace("{name}", "estimates.json")
     )
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Webhook tests post to a fake receiver: no request leaves the machine."""
+    monkeypatch.setattr("surveys.webhooks.http_post", lambda url, body, headers: 204)
 
 
 def snapshot(survey_id: int) -> str:
     """Everything stored about a survey, to compare before and after."""
     survey = Survey.objects.filter(pk=survey_id)
     questions = Question.objects.filter(survey_id=survey_id)
-    return serializers.serialize("json", [*survey, *questions, *[i for s in survey for i in s.invitations.all()]])
+    invitations = [i for s in survey for i in s.invitations.all()]
+    hooks = list(Webhook.objects.filter(survey_id=survey_id))
+    deliveries = list(WebhookDelivery.objects.filter(webhook__survey_id=survey_id))
+    return serializers.serialize("json", [*survey, *questions, *invitations, *hooks, *deliveries])
 
 
 @pytest.mark.django_db
 def test_no_route_lets_one_owner_read_or_change_anothers_survey(client, organizer, other_organizer):
     theirs = make_open_survey(other_organizer, title="Bob's")
+    Webhook.objects.create(survey=theirs, url="https://example.com/bob")
     make_question(theirs, text="Second")
     question = theirs.questions.first()
     make_reports(question, [0, 1] * 5)
@@ -171,7 +184,7 @@ def test_no_route_lets_one_owner_read_or_change_anothers_survey(client, organize
         assert response.status_code == 404, (method, path, response.status_code)
         assert "Bob" not in response.content.decode()
         walked += 1
-    assert walked >= 20
+    assert walked >= 24
     assert snapshot(theirs.pk) == before
     listed = call(client, mine, "get", "/api/v1/surveys").json()
     assert [s["title"] for s in listed] == []
@@ -181,6 +194,7 @@ def test_no_route_lets_one_owner_read_or_change_anothers_survey(client, organize
 def test_a_read_token_cannot_write_anything(client, organizer):
     survey = make_survey(organizer)
     question = make_question(survey)
+    Webhook.objects.create(survey=survey, url="https://example.com/alice")
     reader = make_token(organizer, scope="read")
     before = snapshot(survey.pk)
     for method, path, writes in operations():

@@ -16,8 +16,9 @@ from jsonschema import Draft202012Validator
 
 from surveys.api import api
 from surveys.api.routes import EXPORTS
+from surveys.integrations import Webhook
 from tests.base import make_open_survey, make_question, make_reports, make_survey
-from tests.surveys.test_api import call, make_token
+from tests.surveys.test_api import call, make_token, no_network  # noqa: F401 (an autouse fixture)
 
 SCHEMA = json.loads(json.dumps(api.get_openapi_schema()))
 COMPONENTS = SCHEMA["components"]["schemas"]
@@ -85,22 +86,30 @@ def world(organizer, other_organizer):
     opened = make_open_survey(organizer, questions=2, title="Open")
     make_reports(opened.questions.first(), [0, 1, 2] * 4)
     theirs = make_open_survey(other_organizer, title="Theirs")
+    hooks = [Webhook.objects.create(survey=s, url="https://example.com/hook").pk for s in (opened, theirs)]
     surveys = [draft.pk, opened.pk, theirs.pk]
     questions = [q.pk for s in (draft, opened, theirs) for q in s.questions.all()]
-    return {"token": make_token(organizer), "surveys": surveys, "questions": questions}
+    return {"token": make_token(organizer), "surveys": surveys, "questions": questions, "hooks": hooks}
 
 
 def path_values(path: str, world: dict[str, Any]) -> st.SearchStrategy[str]:
     ids = st.integers(min_value=1, max_value=2**63 - 1)
     survey = st.sampled_from(world["surveys"]) | ids
     question = st.sampled_from(world["questions"]) | ids
+    hook = st.sampled_from(world["hooks"]) | ids
     name = st.sampled_from(sorted(EXPORTS)) | st.text(
         st.characters(codec="ascii", exclude_characters="/?#%"), min_size=1, max_size=12
     )
     return st.builds(
-        lambda s, q, n: path.replace("{survey_id}", str(s)).replace("{question_id}", str(q)).replace("{name}", n),
+        lambda s, q, h, n: (
+            path.replace("{survey_id}", str(s))
+            .replace("{question_id}", str(q))
+            .replace("{webhook_id}", str(h))
+            .replace("{name}", n)
+        ),
         survey,
         question,
+        hook,
         name,
     )
 
