@@ -141,10 +141,11 @@ def get_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
 
 @router.patch("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])
 def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: int = id_path()) -> Any:
-    """Change the settings given; the others keep their values. ``epsilon_cap`` null keeps the cap."""
+    """Change the settings given; the others keep their values. null empties a setting that may be empty
+    (``epsilon_cap``: no cap; ``closes_at``: open until closed)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     current = model_to_dict(survey, fields=SURVEY_FIELDS)
-    form = SurveyForm(form_data({**current, **body.dict(exclude_unset=True, exclude_none=True)}), instance=survey)
+    form = SurveyForm(form_data({**current, **body.dict(exclude_unset=True)}), instance=survey)
     if not form.is_valid():
         raise FormRefused(form)
     form.save()
@@ -261,10 +262,14 @@ def update_question(
     survey_id: int = id_path(),
     question_id: int = id_path(),
 ) -> Any:
-    """Change the fields given. Once reports froze its randomization, only the wording may change."""
+    """Change the fields given; null empties one (``bins``: estimate the mean). Once reports froze its
+    randomization, only the wording may change."""
     question = get_question_for_owner(token_owner(request), survey_id, question_id)
     data = form_data(initial_from_question(question))
-    data.update(form_data(body.dict(exclude_unset=True, exclude_none=True), QUESTION_LISTS))
+    changes = body.dict(exclude_unset=True)
+    for name in (name for name, value in changes.items() if value is None):
+        data.pop(QUESTION_LISTS.get(name, name), None)
+    data.update(form_data(changes, QUESTION_LISTS))
     form = QuestionForm(data, survey=question.survey, question=question)
     if form.is_valid():
         try:

@@ -259,3 +259,23 @@ def test_each_token_has_its_own_request_budget(client, organizer, settings):
     first, second = make_token(organizer), make_token(organizer)
     assert [call(client, first, "get", "/api/v1/surveys").status_code for _ in range(3)] == [200, 200, 429]
     assert call(client, second, "get", "/api/v1/surveys").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_patch_changes_only_what_it_names_and_null_empties(client, organizer):
+    token = make_token(organizer)
+    survey = make_survey(organizer, epsilon_cap=5.0, invite_only=True)
+    path = f"/api/v1/surveys/{survey.pk}"
+    renamed = call(client, token, "patch", path, {"title": "Renamed"}).json()
+    assert (renamed["title"], renamed["epsilon_cap"], renamed["invite_only"]) == ("Renamed", 5.0, True)
+    assert call(client, token, "patch", path, {"epsilon_cap": None}).json()["epsilon_cap"] is None
+    question = call(
+        client,
+        token,
+        "post",
+        f"{path}/questions",
+        {"text": "Hours?", "kind": "numeric", "range_low": 0, "range_high": 40, "bins": 4},
+    ).json()
+    assert question["bins"] == 4 and len(question["options"]) == 4
+    patched = call(client, token, "patch", f"{path}/questions/{question['id']}", {"bins": None}).json()
+    assert patched["bins"] is None and patched["options"] == [] and patched["range_high"] == 40
