@@ -279,3 +279,43 @@ def test_a_patch_changes_only_what_it_names_and_null_empties(client, organizer):
     assert question["bins"] == 4 and len(question["options"]) == 4
     patched = call(client, token, "patch", f"{path}/questions/{question['id']}", {"bins": None}).json()
     assert patched["bins"] is None and patched["options"] == [] and patched["range_high"] == 40
+
+
+#: A valid body per kind the builder offers (matrix items and pairs have their own operations).
+EVERY_KIND = {
+    "single": {"options": ["Good", "Fine", "Bad"]},
+    "yes_no": {"options": ["Yes", "No"]},
+    "numeric": {"range_low": 0, "range_high": 40, "unit": "hours"},
+    "rating": {"scale": "1-5", "low_label": "Poor", "high_label": "Great"},
+    "text": {"epsilon": 4.0, "candidates": ["coffee", "tea"]},
+    "multi_select": {"options": ["A", "B", "C", "D"], "max_choices": 2},
+}
+
+
+@pytest.mark.django_db
+def test_every_kind_the_builder_offers_can_be_added_with_automatic_or_a_chosen_mechanism(client, organizer):
+    from surveys.kinds import kind_of
+
+    offered = {value for value, _ in Question.Kind.choices if not kind_of(value).made_elsewhere}
+    assert offered == set(EVERY_KIND)
+    token = make_token(organizer)
+    survey = make_survey(organizer, epsilon_cap=None)
+    path = f"/api/v1/surveys/{survey.pk}/questions"
+    for kind, fields in EVERY_KIND.items():
+        automatic = call(client, token, "post", path, {"text": kind, "kind": kind, **fields})
+        assert automatic.status_code == 201, (kind, automatic.content)
+        chosen = automatic.json()["mechanism"]
+        again = call(client, token, "post", path, {"text": kind, "kind": kind, "mechanism": chosen, **fields})
+        assert again.status_code == 201 and not again.json()["mechanism_chosen_automatically"]
+    matrix = call(
+        client,
+        token,
+        "post",
+        f"/api/v1/surveys/{survey.pk}/matrices",
+        {"title": "M", "items": ["x", "y"], "options": ["a", "b"]},
+    )
+    assert matrix.status_code == 201 and {q["kind"] for q in matrix.json()} == {"matrix"}
+    first, second = (q["id"] for q in call(client, token, "get", path).json()[:2])
+    pair = call(client, token, "post", f"/api/v1/surveys/{survey.pk}/pairs", {"first": first, "second": second})
+    assert pair.status_code == 201 and pair.json()["kind"] == "pair"
+    assert call(client, token, "post", f"/api/v1/surveys/{survey.pk}/open").json()["status"] == "open"
