@@ -2,10 +2,12 @@
 
 ``Authorization: Bearer mur_…``. The token's keyed hash is looked up on every request, so a
 revoked token is refused from the next request on, and nothing caches it. Wrong tokens are
-throttled like wrong passwords (:mod:`surveys.responding.ratelimits`): after
-``RATE_LIMITS["api_auth"]`` failures from one client in the window, that client's requests are
-refused with 429 for the rest of the window before any token is checked, so guessing gets nowhere (a token has 256 bits
-anyway). Every request of a good token counts against ``RATE_LIMITS["api"]`` for that token.
+throttled like wrong passwords (:mod:`surveys.responding.ratelimits`): once a client has sent more
+than ``RATE_LIMITS["api_auth"]`` allows (``RATE_LIMIT_API_AUTH``), its requests are refused with
+429 for the rest of the window before any token is checked, so guessing gets nowhere (a token has
+256 bits anyway). Every request of a good token counts against ``RATE_LIMITS["api"]``
+(``RATE_LIMIT_API``) for that token. The client is the one the rate limits know: a keyed hash of
+its address, kept only for the window.
 """
 
 from __future__ import annotations
