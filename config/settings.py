@@ -224,6 +224,9 @@ RATE_LIMITS = {
     "public_results": envrates("RATE_LIMIT_PUBLIC_RESULTS", "60/m"),
     # Mail-sending forms: password reset and resending the address check.
     "mail": envrates("RATE_LIMIT_MAIL", "5/h"),
+    # The organizer API (surveys/api/auth.py): requests per token, and wrong tokens per client (like passwords).
+    "api": envrates("RATE_LIMIT_API", "120/m,3000/h"),
+    "api_auth": envrates("RATE_LIMIT_API_AUTH", "20/15m"),
 }
 # Login throttling by django-axes, on its database tables (surveys/responding/ratelimits.py): the
 # limit-th wrong password in a row for one account *from one client* pauses that pair for the

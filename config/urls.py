@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 
 from surveys.accounts import LocalizedPasswordResetForm
+from surveys.api import api
 from surveys.responding.ratelimits import rate_limited
 from surveys.views import health
 
@@ -33,5 +34,7 @@ urlpatterns = [
     # The browser's translations (our djangojs catalog only, not the admin's) as a same-origin script
     # defining gettext().
     path("jsi18n/", JavaScriptCatalog.as_view(packages=["surveys"]), name="javascript-catalog"),
+    # The organizer API (surveys/api/, docs/api.md): its schema at /api/v1/openapi.json.
+    path("api/v1/", api.urls),
     path("", include("surveys.urls")),
 ]

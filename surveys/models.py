@@ -531,3 +531,6 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         return f"account of {self.user}"
+
+
+from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E402, F401  (API tokens, webhooks)

@@ -4,6 +4,8 @@ from django.urls import path, register_converter
 
 from surveys.views import (
     accounts,
+    api_docs,
+    api_tokens,
     author,
     crosstab,
     dashboard,
@@ -14,7 +16,9 @@ from surveys.views import (
     preview,
     respond,
     rounds,
+    stats_exports,
     transparency,
+    webhooks,
 )
 
 
@@ -32,6 +36,10 @@ register_converter(ExportFormat, "format")
 
 urlpatterns = [
     path("", home.home, name="home"),
+    # The organizer API's reference; the API itself (surveys/api/) is included in config/urls.py.
+    path("api/v1/docs/", api_docs.api_docs, name="api_docs"),
+    path("accounts/tokens/", api_tokens.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", api_tokens.api_token_revoke, name="api_token_revoke"),
     path("ledger/", ledger.ledger, name="ledger"),
     path("accounts/signup/", author.signup, name="signup"),
     path("accounts/confirm/", accounts.resend_confirmation, name="resend_confirmation"),
@@ -51,6 +59,10 @@ urlpatterns = [
     path("surveys/<int:survey_id>/invitations/", invitations.invitation_links, name="invitations"),
     path("surveys/<int:survey_id>/invitations/mail/", invitations.invitation_emails, name="invitation_emails"),
     path("surveys/<int:survey_id>/invitations/remind/", invitations.invitation_reminders, name="invitation_reminders"),
+    path("surveys/<int:survey_id>/webhooks/", webhooks.webhooks, name="webhooks"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/test/", webhooks.webhook_test, name="webhook_test"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/toggle/", webhooks.webhook_toggle, name="webhook_toggle"),
+    path("surveys/<int:survey_id>/webhooks/<int:webhook_id>/delete/", webhooks.webhook_delete, name="webhook_delete"),
     path("surveys/<int:survey_id>/questions/new/", author.question_add, name="question_add"),
     path("surveys/<int:survey_id>/questions/cost/", author.question_cost_preview, name="question_cost_preview"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/", author.question_card, name="question_card"),
@@ -77,6 +89,9 @@ urlpatterns = [
         name="export_estimates",
     ),
     path("surveys/<int:survey_id>/export/reports.<format:fmt>", exports.export_reports, name="export_reports"),
+    path("surveys/<int:survey_id>/export/reports.sav", stats_exports.export_sav, name="export_sav"),
+    path("surveys/<int:survey_id>/export/reports.dta", stats_exports.export_dta, name="export_dta"),
+    path("surveys/<int:survey_id>/export/analysis.R", stats_exports.export_r, name="export_r"),
     path(
         "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
         exports.export_synthetic,

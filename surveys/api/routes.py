@@ -1,0 +1,595 @@
+"""The organizer API's operations: surveys, questions, lifecycle, rounds, invitations, results.
+
+Every operation loads its survey through :mod:`surveys.access` for the token's owner, exactly as
+the organizer pages do (someone else's survey is a 404), and changes it through the same forms and
+named actions (:mod:`surveys.forms`, :mod:`surveys.actions`), so the API accepts and refuses
+exactly what the builder does. Nothing here knows a question kind or a mechanism by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+from django.forms.models import model_to_dict
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from ninja import Path, Router, Status
+from ninja.errors import HttpError
+
+from surveys import actions
+from surveys.access import get_question_for_owner, get_survey_for_owner, get_survey_for_results
+from surveys.accounts import may_publish
+from surveys.api import schemas
+from surveys.api.auth import read_token, write_token
+from surveys.forms.integrations import WebhookForm
+from surveys.forms.invitations import InvitationEmailsForm
+from surveys.forms.matrix import MatrixForm
+from surveys.forms.pair import PairForm
+from surveys.forms.question import QuestionForm, initial_from_question
+from surveys.forms.survey import SurveyForm
+from surveys.integrations import ApiToken, Webhook
+from surveys.models import Question, Survey
+from surveys.responding import invitations
+from surveys.results.estimates import SurveyState
+from surveys.results.exports import estimate_rows
+from surveys.series import rounds
+from surveys.transparency import survey_record
+from surveys.views import exports as export_views
+from surveys.views.stats_exports import FORMATS as STATS_FORMATS
+from surveys.views.stats_exports import stats_export
+from surveys.views.webhooks import LOG_LENGTH
+from surveys.webhooks import deliver, finite
+
+router = Router()
+
+#: Path ids: a database integer (larger ones could not name a row, and SQLite cannot even compare them).
+MAX_ID = 2**63 - 1
+#: The refusals every operation may answer, all with the same body.
+ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 422, 429}): schemas.Error}
+
+
+class FormRefused(HttpError):
+    """422: the builder's form refused the input; ``fields`` says why, per field."""
+
+    def __init__(self, form: forms.BaseForm, names: dict[str, str] | None = None) -> None:
+        names = names or {}
+        self.fields = {names.get(f, f): [str(m) for m in errors] for f, errors in form.errors.items()}
+        super().__init__(422, "The request was refused; see fields.")
+
+
+class Conflict(HttpError):
+    def __init__(self, message: str) -> None:
+        super().__init__(409, message)
+
+
+def token_owner(request: HttpRequest) -> User:
+    token: ApiToken = request.auth  # type: ignore[attr-defined]
+    return token.owner
+
+
+def id_path() -> Any:
+    return Path(..., ge=1, le=MAX_ID)
+
+
+# -- surveys ----------------------------------------------------------------------------------
+
+SURVEY_FIELDS = list(SurveyForm.Meta.fields)
+
+
+def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+    return {
+        **model_to_dict(survey, fields=SURVEY_FIELDS),
+        "id": survey.pk,
+        "status": survey.status,
+        "total_epsilon": survey.total_epsilon,
+        "created_at": survey.created_at,
+        "opened_at": survey.opened_at,
+        "round_number": survey.round_number,
+        "recurrence": survey.series.recurrence if survey.series is not None else None,
+        "share_url": request.build_absolute_uri(survey.get_share_url()),
+        "transparency_url": request.build_absolute_uri(reverse("transparency", args=[survey.slug])),
+        "results_url": request.build_absolute_uri(survey.get_results_url()),
+        "responses": survey.response_count(),
+    }
+
+
+def form_data(values: dict[str, Any], lists: dict[str, str] | None = None) -> dict[str, Any]:
+    """API values as a form's data: None left out, lists one item a line (``lists``: their form names)."""
+    data: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, list):
+            if any("\n" in item or "\r" in item for item in value):
+                raise HttpError(422, f"{name}: an item may not contain a line break.")
+            data[(lists or {}).get(name, name)] = "\n".join(value)
+        elif hasattr(value, "isoformat"):
+            data[name] = value.isoformat()
+        else:
+            data[name] = value
+    return data
+
+
+@router.get("/surveys", response={200: list[schemas.SurveyOut], **ERRORS}, auth=read_token, tags=["surveys"])
+def list_surveys(request: HttpRequest) -> Any:
+    """The token owner's surveys, newest first."""
+    surveys = Survey.objects.filter(owner=token_owner(request)).select_related("series")
+    return [survey_out(request, survey) for survey in surveys]
+
+
+@router.post("/surveys", response={201: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])
+def create_survey(request: HttpRequest, body: schemas.SurveyIn) -> Any:
+    """A new draft survey; its settings are checked as the builder's settings form checks them."""
+    form = SurveyForm(form_data(body.dict()))
+    if not form.is_valid():
+        raise FormRefused(form)
+    survey = form.save(commit=False)
+    survey.owner = token_owner(request)
+    survey.save()
+    return Status(201, survey_out(request, survey))
+
+
+@router.get("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=read_token, tags=["surveys"])
+def get_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    return survey_out(request, get_survey_for_owner(token_owner(request), survey_id))
+
+
+@router.patch("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])
+def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: int = id_path()) -> Any:
+    """Change the settings given; the others keep their values. null empties a setting that may be empty
+    (``epsilon_cap``: no cap; ``closes_at``: open until closed)."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    current = model_to_dict(survey, fields=SURVEY_FIELDS)
+    form = SurveyForm(form_data({**current, **body.dict(exclude_unset=True)}), instance=survey)
+    if not form.is_valid():
+        raise FormRefused(form)
+    form.save()
+    return survey_out(request, survey)
+
+
+@router.delete("/surveys/{survey_id}", response={204: None, **ERRORS}, auth=write_token, tags=["surveys"])
+def delete_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """Delete the survey with its questions, reports and invitations, as the builder's Delete does."""
+    get_survey_for_owner(token_owner(request), survey_id).delete()
+    return Status(204, None)
+
+
+def _transition(request: HttpRequest, survey_id: int, action: Any) -> Any:
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    try:
+        action(survey)
+    except actions.LifecycleError as error:
+        raise Conflict(str(error)) from None
+    survey.refresh_from_db()
+    return survey_out(request, survey)
+
+
+@router.post(
+    "/surveys/{survey_id}/open", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["lifecycle"]
+)
+def open_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """Open the survey (409 with the builder's reasons when it cannot open); freezes each randomization."""
+    return _transition(request, survey_id, actions.do_open_survey)
+
+
+@router.post(
+    "/surveys/{survey_id}/close", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["lifecycle"]
+)
+def close_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    return _transition(request, survey_id, actions.do_close_survey)
+
+
+# -- questions --------------------------------------------------------------------------------
+
+QUESTION_LISTS = {"options": "options_text", "candidates": "candidates_text"}
+FORM_TO_API = {form: api for api, form in QUESTION_LISTS.items()}
+
+
+def question_out(question: Question) -> dict[str, Any]:
+    current = question.current_randomization()
+    values = model_to_dict(question, exclude=["survey", "matrix", "pair_first", "pair_second", "series_question"])
+    return {
+        **values,
+        "id": question.pk,
+        "matrix_id": question.matrix_id,
+        "pair_first_id": question.pair_first_id,
+        "pair_second_id": question.pair_second_id,
+        "frozen": question.randomization_frozen(),
+        "randomization": None
+        if current is None
+        else {
+            "version": current.version,
+            "mechanism": current.mechanism,
+            "k": current.k,
+            "epsilon": current.epsilon,
+            "params": current.params,
+            "retired": current.retired,
+        },
+    }
+
+
+@router.get(
+    "/surveys/{survey_id}/questions",
+    response={200: list[schemas.QuestionOut], **ERRORS},
+    auth=read_token,
+    tags=["questions"],
+)
+def list_questions(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    return [question_out(q) for q in survey.questions.all()]
+
+
+@router.post(
+    "/surveys/{survey_id}/questions",
+    response={201: schemas.QuestionOut, **ERRORS},
+    auth=write_token,
+    tags=["questions"],
+)
+def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int = id_path()) -> Any:
+    """Add a question of any kind the builder offers, checked by the builder's form: its options or range,
+    its epsilon against the survey's cap, and its mechanism ("auto": the advisor's lowest-error choice)."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    form = QuestionForm(form_data(body.dict(), QUESTION_LISTS), survey=survey)
+    if not form.is_valid():
+        raise FormRefused(form, FORM_TO_API)
+    return Status(201, question_out(actions.do_add_question(survey, form.cleaned_data)))
+
+
+@router.get(
+    "/surveys/{survey_id}/questions/{question_id}",
+    response={200: schemas.QuestionOut, **ERRORS},
+    auth=read_token,
+    tags=["questions"],
+)
+def get_question(request: HttpRequest, survey_id: int = id_path(), question_id: int = id_path()) -> Any:
+    return question_out(get_question_for_owner(token_owner(request), survey_id, question_id))
+
+
+@router.patch(
+    "/surveys/{survey_id}/questions/{question_id}",
+    response={200: schemas.QuestionOut, **ERRORS},
+    auth=write_token,
+    tags=["questions"],
+)
+def update_question(
+    request: HttpRequest,
+    body: schemas.QuestionPatch,
+    survey_id: int = id_path(),
+    question_id: int = id_path(),
+) -> Any:
+    """Change the fields given; null empties one (``bins``: estimate the mean). Once reports froze its
+    randomization, only the wording may change."""
+    question = get_question_for_owner(token_owner(request), survey_id, question_id)
+    data = form_data(initial_from_question(question))
+    changes = body.dict(exclude_unset=True)
+    for name in (name for name, value in changes.items() if value is None):
+        data.pop(QUESTION_LISTS.get(name, name), None)
+    data.update(form_data(changes, QUESTION_LISTS))
+    form = QuestionForm(data, survey=question.survey, question=question)
+    if form.is_valid():
+        try:
+            actions.do_update_question(question, form.cleaned_data)
+        except actions.LifecycleError as error:
+            raise Conflict(str(error)) from None
+        return question_out(question)
+    raise FormRefused(form, FORM_TO_API)
+
+
+@router.delete(
+    "/surveys/{survey_id}/questions/{question_id}", response={204: None, **ERRORS}, auth=write_token, tags=["questions"]
+)
+def delete_question(request: HttpRequest, survey_id: int = id_path(), question_id: int = id_path()) -> Any:
+    """Delete a question without reports (409 once it has some: close the survey instead)."""
+    question = get_question_for_owner(token_owner(request), survey_id, question_id)
+    try:
+        actions.do_delete_question(question)
+    except actions.LifecycleError as error:
+        raise Conflict(str(error)) from None
+    return Status(204, None)
+
+
+@router.post(
+    "/surveys/{survey_id}/matrices",
+    response={201: list[schemas.QuestionOut], **ERRORS},
+    auth=write_token,
+    tags=["questions"],
+)
+def add_matrix(request: HttpRequest, body: schemas.MatrixIn, survey_id: int = id_path()) -> Any:
+    """A matrix block: one question per item on the shared options, each with this epsilon."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    form = MatrixForm(form_data(body.dict(), {"items": "items_text", "options": "options_text"}), survey=survey)
+    if not form.is_valid():
+        raise FormRefused(form, {"items_text": "items", "options_text": "options"})
+    matrix = actions.do_add_matrix(survey, form.cleaned_data["title"], form.cleaned_data["items"])
+    return Status(201, [question_out(q) for q in matrix.items.all()])
+
+
+@router.post(
+    "/surveys/{survey_id}/pairs", response={201: schemas.QuestionOut, **ERRORS}, auth=write_token, tags=["questions"]
+)
+def declare_pair(request: HttpRequest, body: schemas.PairIn, survey_id: int = id_path()) -> Any:
+    """Ask two choice questions jointly: one randomized report over their combinations, one epsilon."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    form = PairForm(form_data(body.dict()), survey=survey)
+    if not form.is_valid():
+        raise FormRefused(form)
+    data = form.cleaned_data
+    return Status(
+        201, question_out(actions.do_declare_pair(data["first_question"], data["second_question"], data["pair"]))
+    )
+
+
+# -- rounds -----------------------------------------------------------------------------------
+
+
+def rounds_out(survey: Survey) -> dict[str, Any]:
+    series = survey.series
+    return {
+        "recurrence": series.recurrence if series is not None else None,
+        "next_round_at": series.next_round_at if series is not None else None,
+        "rounds": [
+            {"id": s.pk, "round_number": s.round_number, "status": s.status, "opened_at": s.opened_at}
+            for s in rounds.rounds_of(survey)
+        ],
+    }
+
+
+@router.get(
+    "/surveys/{survey_id}/rounds", response={200: schemas.RoundsOut, **ERRORS}, auth=read_token, tags=["rounds"]
+)
+def list_rounds(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """The survey's series, round by round (the survey alone when it does not recur)."""
+    return rounds_out(get_survey_for_owner(token_owner(request), survey_id))
+
+
+@router.put(
+    "/surveys/{survey_id}/recurrence", response={200: schemas.RoundsOut, **ERRORS}, auth=write_token, tags=["rounds"]
+)
+def set_recurrence(request: HttpRequest, body: schemas.RecurrenceIn, survey_id: int = id_path()) -> Any:
+    """Make the survey recurring (round 1 of a series), or change when its next rounds open."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    try:
+        rounds.do_make_recurring(survey, body.recurrence)
+    except actions.LifecycleError as error:
+        raise Conflict(str(error)) from None
+    survey.refresh_from_db()
+    return rounds_out(survey)
+
+
+@router.post(
+    "/surveys/{survey_id}/rounds", response={201: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["rounds"]
+)
+def open_next_round(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """Close the latest round and open the next, a copy with the same frozen randomizations."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    try:
+        new_round = rounds.do_open_next_round(survey)
+    except actions.LifecycleError as error:
+        raise Conflict(str(error)) from None
+    return Status(201, survey_out(request, new_round))
+
+
+# -- invitations ------------------------------------------------------------------------------
+
+
+def _share_url(request: HttpRequest, survey: Survey) -> str:
+    return request.build_absolute_uri(survey.get_share_url())
+
+
+def _may_mail(request: HttpRequest) -> None:
+    if not may_publish(token_owner(request)):
+        raise HttpError(403, "Confirm your email address before Murmur mails invitations for you.")
+
+
+@router.get(
+    "/surveys/{survey_id}/invitations",
+    response={200: schemas.InvitationCounts, **ERRORS},
+    auth=read_token,
+    tags=["invitations"],
+)
+def invitation_counts(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """How many invitations there are, used and unused: never their links, which Murmur does not keep."""
+    return invitations.counts(get_survey_for_owner(token_owner(request), survey_id))
+
+
+@router.post(
+    "/surveys/{survey_id}/invitations/links",
+    response={201: schemas.InvitationLinksOut, **ERRORS},
+    auth=write_token,
+    tags=["invitations"],
+)
+def create_invitation_links(
+    request: HttpRequest, response: HttpResponse, body: schemas.InvitationLinksIn, survey_id: int = id_path()
+) -> Any:
+    """Make single-use links; they are in this response only (``Cache-Control: no-store``)."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    links = invitations.create_links(survey, _share_url(request, survey), body.count)
+    response["Cache-Control"] = "no-store"
+    return Status(201, {"links": [link.url for link in links]})
+
+
+@router.post(
+    "/surveys/{survey_id}/invitations/emails",
+    response={201: schemas.Sent, 502: schemas.Error, **ERRORS},
+    auth=write_token,
+    tags=["invitations"],
+)
+def mail_invitations(request: HttpRequest, body: schemas.InvitationEmailsIn, survey_id: int = id_path()) -> Any:
+    """Mail each new address its own link (addresses already invited are skipped)."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    _may_mail(request)
+    form = InvitationEmailsForm({"emails": "\n".join(body.emails)})
+    if not form.is_valid():
+        raise FormRefused(form)
+    try:
+        sent = invitations.invite_addresses(survey, _share_url(request, survey), form.cleaned_data["emails"])
+    except OSError:
+        return Status(502, {"detail": "The mail server did not accept the invitations; none were made.", "fields": {}})
+    return Status(201, {"sent": sent})
+
+
+@router.post(
+    "/surveys/{survey_id}/invitations/reminders",
+    response={200: schemas.Sent, 502: schemas.Error, **ERRORS},
+    auth=write_token,
+    tags=["invitations"],
+)
+def remind_invitations(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """Mail a fresh link to every unused invitation with an address (the old link stops working)."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    _may_mail(request)
+    try:
+        sent = invitations.remind_unused(survey, _share_url(request, survey))
+    except OSError:
+        return Status(
+            502, {"detail": "The mail server did not accept the reminders; nothing was changed.", "fields": {}}
+        )
+    return {"sent": sent}
+
+
+# -- webhooks ---------------------------------------------------------------------------------
+
+
+def webhook_out(hook: Webhook) -> dict[str, Any]:
+    values = model_to_dict(hook, fields=["url", "min_new_reports", "active"])
+    deliveries = [
+        model_to_dict(d, exclude=["id", "webhook"]) | {"hour": d.hour} for d in hook.deliveries.all()[:LOG_LENGTH]
+    ]
+    state = {"failures": hook.failures, "retry_after": hook.retry_after, "sent_hour": hook.sent_hour}
+    return values | state | {"id": hook.pk, "deliveries": deliveries}
+
+
+def _hook(request: HttpRequest, survey_id: int, webhook_id: int) -> Webhook:
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    return get_object_or_404(Webhook, pk=webhook_id, survey=survey)
+
+
+@router.get(
+    "/surveys/{survey_id}/webhooks",
+    response={200: list[schemas.WebhookOut], **ERRORS},
+    auth=read_token,
+    tags=["webhooks"],
+)
+def list_webhooks(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """The survey's webhooks with their latest deliveries (never their secrets)."""
+    return [webhook_out(hook) for hook in get_survey_for_owner(token_owner(request), survey_id).webhooks.all()]
+
+
+@router.post(
+    "/surveys/{survey_id}/webhooks",
+    response={201: schemas.NewWebhookOut, **ERRORS},
+    auth=write_token,
+    tags=["webhooks"],
+)
+def add_webhook(
+    request: HttpRequest, response: HttpResponse, body: schemas.WebhookIn, survey_id: int = id_path()
+) -> Any:
+    """Register an HTTPS address for batched, signed summaries; the secret is in this response only."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    form = WebhookForm(form_data(body.dict()))
+    if not form.is_valid():
+        raise FormRefused(form)
+    hook = Webhook.objects.create(
+        survey=survey, url=form.cleaned_data["url"], min_new_reports=form.cleaned_data["min_new_reports"]
+    )
+    response["Cache-Control"] = "no-store"
+    return Status(201, webhook_out(hook) | {"secret": hook.secret})
+
+
+@router.post(
+    "/surveys/{survey_id}/webhooks/{webhook_id}/test",
+    response={200: schemas.DeliveryOut, **ERRORS},
+    auth=write_token,
+    tags=["webhooks"],
+)
+def test_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
+    """Post a signed test summary now (``"event": "test"``); the delivery, delivered or not."""
+    delivery = deliver(_hook(request, survey_id, webhook_id), test=True)
+    return model_to_dict(delivery, exclude=["id", "webhook"]) | {"hour": delivery.hour}
+
+
+@router.delete(
+    "/surveys/{survey_id}/webhooks/{webhook_id}", response={204: None, **ERRORS}, auth=write_token, tags=["webhooks"]
+)
+def delete_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
+    _hook(request, survey_id, webhook_id).delete()
+    return Status(204, None)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+@router.get(
+    "/surveys/{survey_id}/estimates", response={200: schemas.EstimatesOut, **ERRORS}, auth=read_token, tags=["results"]
+)
+def estimates(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """The results page's estimates with their 95 % bands and its verdict ``enough``, one row per
+    question version and option (or summary); where ``enough`` is false the page withholds them."""
+    survey = get_survey_for_results(token_owner(request), survey_id)
+    state = SurveyState.read(survey)
+    return {
+        "survey_id": survey.pk,
+        "round": survey.round_number,
+        "level": 0.95,
+        "reports": state.reports,
+        "signature": state.signature,
+        "estimates": [finite(row) for row in estimate_rows(survey)],
+    }
+
+
+#: The downloads, by file name: the organizer pages' own export views.
+EXPORTS: dict[str, Callable[..., HttpResponse | StreamingHttpResponse]] = {
+    **{f"estimates.{fmt}": partial(export_views.export_estimates, fmt=fmt) for fmt in ("csv", "json")},
+    **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
+    **{name: partial(stats_export, name=name) for name in STATS_FORMATS},
+}
+
+
+@router.get(
+    "/surveys/{survey_id}/exports/{name}",
+    response={200: Any, **ERRORS},
+    auth=read_token,
+    tags=["results"],
+    openapi_extra={"responses": {"200": {"description": "The file", "content": {"application/octet-stream": {}}}}},
+)
+def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
+    """A download of the results page's exports: ``estimates.csv``, ``estimates.json``, ``reports.csv``,
+    ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``)."""
+    get_survey_for_results(token_owner(request), survey_id)
+    writer = EXPORTS.get(name)
+    if writer is None:
+        raise HttpError(404, "No such export.")
+    return writer(request, survey_id=survey_id)
+
+
+@router.get(
+    "/surveys/{survey_id}/transparency",
+    response={200: schemas.TransparencyOut, **ERRORS},
+    auth=read_token,
+    tags=["results"],
+)
+def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
+    """The transparency statement: every question's client spec in force, its digest, and every version."""
+    survey = get_survey_for_owner(token_owner(request), survey_id)
+    record = survey_record(survey)
+    versions = [
+        {
+            "question_id": q.question.pk,
+            "version": v.version,
+            "mechanism": v.mechanism,
+            "k": v.k,
+            "epsilon": v.epsilon,
+            "params": v.params,
+            "in_force": v.in_force,
+            "retired": v.retired,
+            "created_hour": v.created_hour.isoformat(),
+        }
+        for q in record.questions
+        for v in q.versions
+    ]
+    return {"survey_id": survey.pk, "digest": record.digest, "entries": record.entries, "versions": versions}
