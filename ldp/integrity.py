@@ -106,8 +106,10 @@ from ldp.simplex import project_onto_simplex
 # report_weights, weight_distribution and weight_profile (ldp.report_weights) stay part of this
 # module's API: the survey app keeps weight profiles through it.
 __all__ = [
+    "Capability",
     "IntegrityResult",
     "assess",
+    "capability",
     "report_weights",
     "support_floor",
     "weight_distribution",
@@ -118,8 +120,56 @@ __all__ = [
 ALPHA = 0.05
 #: Pearson's rule: pool adjacent weight cells until each expects this many reports.
 MIN_EXPECTED = 5.0
+#: A recovered estimate is shown only where, under the maximal-gain attack, it was measured within this
+#: (3 points) of the truth on the attack's target (ldp.experiments.poisoning.recovery_verdicts).
+RECOVERY_TOLERANCE = 0.03
 #: Largest fake share reported (the estimate's algebra divides by 1 - beta).
 MAX_SHARE = 0.95
+
+
+@dataclass(frozen=True)
+class Capability:
+    """What the check can do against Cao et al.'s maximal-gain attack with one mechanism, as measured.
+
+    ``detection`` pairs each measured share of fake reports with the share of surveys flagged
+    (k = 5, epsilon = 1, 2000 genuine respondents; ``python -m ldp.experiments poisoning``);
+    ``recovers`` says whether the recovered estimate, in the surveys flagged, was within
+    RECOVERY_TOLERANCE of the truth on the attack's target and closer than the plain estimate at every
+    measured share (:func:`ldp.experiments.poisoning.recovery_verdicts`). Only then does the results
+    page show it.
+    """
+
+    recovers: bool
+    detection: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def detects(self) -> bool:
+        """Whether the largest measured attack was flagged in at least half of the surveys."""
+        return bool(self.detection) and max(self.detection)[1] >= 0.5
+
+
+#: Measured by ``python -m ldp.experiments poisoning`` (ldp.experiments.poisoning.run_automatic, seed 26;
+#: 500 attacked surveys per share, 1000 honest ones): every mechanism "Automatic" can pick for a choice
+#: question (k-RR, subset selection, dBitFlip) and OUE, SUE, OLH. A mechanism not listed (Hadamard
+#: response, CMS, HCMS, the randomized-response designs) was not measured and gets no recovered estimate.
+#: tests/ldp/test_poisoning.py re-derives the verdicts from the experiment.
+CAPABILITIES: dict[str, Capability] = {
+    "krr": Capability(False, ((0.05, 0.0), (0.10, 0.0))),
+    "subset": Capability(False, ((0.05, 0.0), (0.10, 0.0))),
+    "dbitflip": Capability(True, ((0.05, 0.628), (0.10, 1.0))),  # d = 5; d = 1: 0.726 and 1.0
+    "oue": Capability(True, ((0.05, 0.672), (0.10, 1.0))),
+    "sue": Capability(True, ((0.05, 0.652), (0.10, 1.0))),
+    "olh": Capability(False, ((0.05, 0.086), (0.10, 0.348))),
+}
+
+
+def capability(mechanism: Mechanism) -> Capability:
+    """The measured :class:`Capability` of ``mechanism``'s kind; unmeasured: no detection, no recovery.
+
+    >>> capability(KRandomizedResponse(k=3, epsilon=1.0)).recovers
+    False
+    """
+    return CAPABILITIES.get(mechanism.name, Capability(False))
 
 
 def clean_estimate(
@@ -141,6 +191,22 @@ def clean_estimate(
     alpha, gamma = alpha_w[keep].sum(), gamma_w[keep].sum()
     ones = profile[keep, 1:].sum(axis=0)
     return (ones / genuine - gamma) / (alpha - gamma), float(genuine)
+
+
+def zero_bit_estimate(mechanism: SampledUnaryEncoding, tally: Tally, profile: np.ndarray) -> tuple[np.ndarray, float]:
+    """dBitFlip with d = 1 when the fakes crowd weight 1: frequencies from the weight-0 reports alone.
+
+    A d = 1 report samples one bucket and sends its bit, so the weight-0 reports that sampled bucket v
+    number z_v = sampled_v - (weight-1 reports with bit v set) (both in the tally). From n_g genuine
+    reports, E[z_v] = n_g (f_v (1 - p1) + (1 - f_v)(1 - p0)) / k, with n_g = h_0 / pi_0:
+    f_v = (k z_v / n_g - (1 - p0)) / (p0 - p1). The weight-1 reports, where the fakes are, are not read.
+    """
+    law = weight_distribution(mechanism)
+    assert law is not None
+    k, p1, p0 = mechanism.k, mechanism.true_bit_probability, mechanism.other_bit_probability
+    zeros = tally.counts[:k] - profile[1, 1:]
+    genuine = profile[0, 0] / law[0]
+    return (k * zeros / max(genuine, 1.0) - (1 - p0)) / (p0 - p1), float(genuine)
 
 
 def clean_errors(
@@ -274,6 +340,24 @@ def weight_test(distribution: np.ndarray, profile: np.ndarray) -> float:
     return float(stats.chi2.sf(statistic, len(groups) - 1))
 
 
+def weight_excess_test(distribution: np.ndarray, histogram: np.ndarray) -> float:
+    """Exact one-sided p-value of the most over-represented weight, Bonferroni over the weights.
+
+    Under honest reports the count h_w of reports of weight w is exactly Binomial(n, pi_w) (pi the
+    honest law, the same for every answer), so P_w = P(Binomial(n, pi_w) >= h_w) needs no
+    approximation; the test is min(1, W min_w P_w) over the W weights an honest report can have (a
+    weight it cannot have, seen at all, gives 0). Any departure from the law over-fills some weight,
+    and the attacks of Cao et al. (ref. 1) pile every fake on one weight, where this test has more
+    power than a chi-square spread over W - 1 degrees of freedom (:func:`weight_test`).
+    """
+    total = int(histogram.sum())
+    possible = distribution > 0
+    if np.any(histogram[~possible] > 0):
+        return 0.0
+    tails = stats.binom.sf(histogram[possible] - 1, total, distribution[possible])
+    return float(min(1.0, int(possible.sum()) * tails.min()))
+
+
 def zero_share_errors(mechanism: Mechanism, n: int) -> np.ndarray:
     """s_v: worst-case standard error of f_hat_v over genuine populations with f_v = 0."""
     variances = np.array(mechanism.unit_variances, dtype=float, copy=True)
@@ -396,14 +480,14 @@ def assess(
         weighted = int(profile[:, 0].sum())
         if weighted:
             histogram = profile[:, 0]
-            p_values["weights"] = weight_test(distribution, histogram)
+            p_values["weights"] = weight_excess_test(distribution, histogram)
     p_value = float(min(1.0, len(p_values) * min(p_values.values())))
     significant = p_value < alpha
 
     floor = support_floor(mechanism)
     share, error = 0.0, 0.0
     detail: dict[str, Any] = {}
-    if floor is not None:
+    if floor is not None and floor < 0:  # (dBitFlip with d = 1 has floor 0: no bound from it)
         ratios = unbiased / floor
         v = int(np.argmax(ratios))
         share, error = max(0.0, float(ratios[v])), float(errors[v] / -floor)
@@ -422,11 +506,18 @@ def assess(
     recovered, recovery, recovered_errors = plain, "", None
     if significant and isinstance(mechanism, SampledUnaryEncoding) and profile is not None and mask is not None:
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
-        clean, genuine = clean_estimate(mechanism, profile, mask)
-        recovered = project_onto_simplex(clean)
+        if mechanism.d == 1 and mask.tolist() == [False, True]:
+            clean, genuine = zero_bit_estimate(mechanism, tally, profile)
+            recovered = project_onto_simplex(clean)
+            p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
+            zero_share = (recovered * (1 - p1) + (1 - recovered) * (1 - p0)) / mechanism.k
+            recovered_errors = np.sqrt(zero_share * (1 - zero_share) / max(genuine, 1.0)) * mechanism.k / (p1 - p0)
+        else:
+            clean, genuine = clean_estimate(mechanism, profile, mask)
+            recovered = project_onto_simplex(clean)
+            recovered_errors = clean_errors(mechanism, mask, recovered, genuine)
         favored = favored_buckets(mechanism, profile, mask, recovered, genuine)
         recovery = "weights"
-        recovered_errors = clean_errors(mechanism, mask, recovered, genuine)
     elif significant and share > 0 and floor is not None:
         model = fake_model(mechanism)
         assert model is not None  # floor is not None: it is fake_model's
