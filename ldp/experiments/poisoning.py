@@ -32,10 +32,12 @@ import numpy as np
 from ldp import integrity
 from ldp.experiments import write_rows
 from ldp.mechanisms import Mechanism, make_mechanism
+from ldp.mechanisms.base import Tally
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.krr import KRandomizedResponse
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.mechanisms.subset import SubsetSelection
+from ldp.simplex import project_onto_simplex
 
 K, EPSILON, GENUINE, TARGET = 8, 1.0, 2000, 3
 TRUTH = (0.30, 0.25, 0.15, 0.10, 0.10, 0.06, 0.03, 0.01)
@@ -296,7 +298,9 @@ def report(out: Path, repetitions: int = 500) -> str:
     broad = markdown(run(out, repetitions=repetitions))
     automatic = run_automatic(repetitions=repetitions, honest=2 * repetitions)
     write_rows(out / "poisoning_automatic.csv", automatic)
-    return f"{broad}\n\n{markdown_automatic(automatic)}"
+    verifiable = run_verifiable(repetitions=repetitions)
+    write_rows(out / "poisoning_verifiable.csv", verifiable)
+    return f"{broad}\n\n{markdown_automatic(automatic)}\n\n{markdown_verifiable(verifiable)}"
 
 
 def markdown_automatic(rows: list[GainRow]) -> str:
@@ -312,5 +316,76 @@ def markdown_automatic(rows: list[GainRow]) -> str:
             f"| {r.mechanism} | {'yes' if r.automatic else 'no'} | {100 * r.fake_share:.0f} % | {r.runs} | "
             f"{100 * r.flagged:.1f} % | {100 * r.plain_shift:+.1f} | {100 * r.recovered_shift:+.1f} | {flagged} | "
             f"{100 * r.plain_error:.1f} | {100 * r.recovered_error:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+# -- issue 26: the attack's gain with and without verifiable randomization (ldp.verifiable) ------------
+
+#: k-RR as Automatic picks it at k = 5, and the binary designs at k = 2 (target "yes", truly 30 %).
+VERIFIABLE: dict[str, tuple[str, int, tuple[float, ...], int]] = {
+    "k-RR": ("krr", AUTO_K, AUTO_TRUTH, AUTO_TARGET),
+    "Warner": ("warner", 2, (0.7, 0.3), 1),
+    "forced response": ("forced-response", 2, (0.7, 0.3), 1),
+}
+
+
+@dataclass(frozen=True)
+class VerifiableRow:
+    mechanism: str
+    fake_share: float
+    runs: int
+    epsilon: float
+    """The verifiable channel's epsilon' (quantized to at most verifiable.MAX_SLOTS slots, <= EPSILON)."""
+    gain_without: float
+    """Mean plain estimate of the target minus truth under the maximal-gain attack (fakes report the target)."""
+    gain_with: float
+    """The same when every report goes through the verifiable channel: fakes can only input the target."""
+
+
+def verifiable_gain(label: str, share: float, repetitions: int, rng: np.random.Generator) -> VerifiableRow:
+    """The target's mean shift, without and with verifiable randomization, at a fake share ``share``.
+
+    With it, a report is one slot of the channel the proofs enforce (ldp.verifiable): honest and fake
+    reports are draws of the channel's row for their input, and the best a fake can do is input the
+    target; the estimate inverts the channel. Drawing reports from that law is what the protocol yields
+    (tests/ldp/test_verifiable.py enumerates it and checks that other answers are refused).
+    """
+    from ldp import verifiable  # noqa: PLC0415 - the group's constants are computed on import
+
+    name, k, truth, target = VERIFIABLE[label]
+    mechanism = make_mechanism(name, k=k, epsilon=EPSILON)
+    channel = verifiable.Channel.of(mechanism)
+    law = channel.probabilities()
+    counts = np.round(np.array(truth) * GENUINE).astype(int)
+    fakes = round(share * counts.sum() / (1 - share))
+    inverse = np.linalg.inv(law.T)
+    gain_without = gain_with = 0.0
+    for _ in range(repetitions):
+        attacked = mechanism.sample_tallies(counts, 1, rng=rng)[0]
+        attacked[target] += fakes  # without: every fake reports the target
+        estimate = mechanism.estimate(Tally(int(attacked.sum()), attacked))
+        gain_without += project_onto_simplex(estimate.proportions)[target] - truth[target]
+        drawn = sum(rng.multinomial(n_t, law[t]) for t, n_t in enumerate(counts)) + rng.multinomial(fakes, law[target])
+        unbiased = inverse @ (drawn / drawn.sum())  # with: fakes input the target, the channel randomizes it
+        gain_with += project_onto_simplex(unbiased)[target] - truth[target]
+    r = repetitions
+    return VerifiableRow(label, share, r, channel.epsilon(), gain_without / r, gain_with / r)
+
+
+def run_verifiable(repetitions: int = 500, seed: int = 2021) -> list[VerifiableRow]:
+    rng = np.random.default_rng(seed)
+    return [verifiable_gain(label, share, repetitions, rng) for label in VERIFIABLE for share in AUTO_SHARES]
+
+
+def markdown_verifiable(rows: list[VerifiableRow]) -> str:
+    lines = [
+        "| mechanism | fakes | runs | ε′ (verifiable) | gain without | gain with | bound (fakes' share) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.mechanism} | {100 * r.fake_share:.0f} % | {r.runs} | {r.epsilon:.4f} | "
+            f"{100 * r.gain_without:+.1f} | {100 * r.gain_with:+.1f} | {100 * r.fake_share:.0f} |"
         )
     return "\n".join(lines)

@@ -29,3 +29,12 @@ def test_the_declared_capabilities_are_what_the_experiment_measures():
             assert row.flagged >= rate - 4 * np.sqrt(max(rate * (1 - rate), 0.01) / row.runs), row
         else:
             assert row.flagged <= integrity.ALPHA + 3 * np.sqrt(0.05 * 0.95 / row.runs), row
+
+
+def test_with_verifiable_randomization_the_attack_gains_at_most_the_fakes_share():
+    rng = np.random.default_rng(3)
+    for label in poisoning.VERIFIABLE:
+        row = poisoning.verifiable_gain(label, 0.10, 40, rng)
+        # Input manipulation moves the target by beta (1 - f_t) on average; 40 runs: SE below 1 point.
+        assert row.gain_with <= 0.10 + 0.02 and row.gain_without > 0.10, row
+        assert 0.97 < row.epsilon <= poisoning.EPSILON
