@@ -42,7 +42,11 @@ SHA-512(tag || 0) || SHA-512(tag || 1) || ... (4-byte big-endian counters).
    prod_u X_u / G and each prod_y D_iy / G are powers of H (one-hot: Schnorr); for each output y,
    prod_i D_iy prod_u X_u^-N[y][u] is a power of H (the slots hold N[y][x] copies of y); and, with
    Y_i = prod_y D_iy^y = G^y_i H^(sum_y y r_iy), the pair (U_i, V_i / Y_i) equals (G^t, K_i^t H^sigma) for
-   some t, sigma (the ciphertext holds the committed slot).
+   some t, sigma (the ciphertext holds the committed slot). The challenge hashes, in this order: the
+   domain string ``murmur-vrm-v1``, S, K (every element as 256 big-endian bytes), the channel's counts as
+   compact JSON (``[[8,3,3],[3,8,3],[3,3,8]]``), the commitments X then D (row by row), the ciphertexts,
+   the bit proofs' two first messages, the sum and count proofs' first messages, the encryption proofs'
+   two first messages. Numbers travel as hexadecimal strings ("0x...").
 3. Server (:meth:`ServerSession.receive`): checks every element is in the group and every proof, then
    decrypts slot j: G^y = V_j / U_j^s, y < k_out by table. That y is the report, stored like any other.
 
@@ -78,6 +82,7 @@ server.offer()))``) is in tests/ldp/test_verifiable.py; it costs seconds, see do
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import secrets
 from collections.abc import Callable
@@ -279,7 +284,7 @@ def _keys(key: int, n: int) -> list[int]:
 
 
 def _statement(session: bytes, key: int, channel: Channel, message: dict[str, Any]) -> list[bytes]:
-    parts = [DOMAIN, session, element_bytes(key), repr(channel.counts).encode()]
+    parts = [DOMAIN, session, element_bytes(key), json.dumps(channel.spec()["counts"], separators=(",", ":")).encode()]
     parts += [element_bytes(int(x, 16)) for x in message["inputs"]]
     parts += [element_bytes(int(x, 16)) for row in message["slots"] for x in row]
     parts += [element_bytes(int(x, 16)) for pair in message["ciphertexts"] for x in pair]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import shutil
+import subprocess
 from fractions import Fraction
 
 import numpy as np
@@ -100,3 +103,27 @@ def test_the_group_is_what_its_strings_derive():
     assert verifiable.P.bit_length() == 2048 and verifiable.Q.bit_length() == 256
     assert verifiable.is_probable_prime(verifiable.P) and verifiable.is_probable_prime(verifiable.Q)
     assert verifiable.in_group(verifiable.G) and verifiable.in_group(verifiable.H)
+
+
+def browser_answer(channel: Channel, value: int, offer: dict[str, str]) -> dict:
+    """static/ldp/verifiable.js's answer, computed by node (crypto.getRandomValues, WebCrypto)."""
+    script = (
+        'import { respond } from "./static/ldp/verifiable.js";\n'
+        f"console.log(JSON.stringify(await respond({json.dumps(channel.spec())}, {value}, {json.dumps(offer)})));"
+    )
+    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("channel", [TINY, SMALL], ids=["n=3", "n=5"])
+def test_the_server_accepts_the_browsers_answers_and_takes_its_chosen_slot(channel):
+    for value in range(channel.inputs):
+        server = ServerSession.start(channel)
+        assert server.receive(browser_answer(channel, value, server.offer())) in range(channel.outputs)
+    # The browser answering for another channel (every slot the same output) is refused.
+    server = ServerSession.start(channel)
+    forged = Channel(tuple(tuple(channel.slots if y == 0 else 0 for _ in row) for y, row in enumerate(channel.counts)))
+    with pytest.raises(VerificationError):
+        server.receive(browser_answer(forged, 0, server.offer()))
