@@ -272,10 +272,11 @@ def run_automatic(repetitions: int = 200, honest: int = 400, seed: int = 26) -> 
 def recovery_verdicts(rows: list[GainRow]) -> dict[str, bool]:
     """Per registry name: whether every measured setting of it earns a recovered estimate on the page.
 
-    The page shows one only when the check flags the reports, so the measure is the flagged runs'
-    recovered estimate: its mean error on the target at most integrity.RECOVERY_TOLERANCE and smaller
-    than the plain estimate's, at every fake share, with a false-alarm rate of at most integrity.ALPHA
-    and the attack flagged in at least half of the runs at the largest share.
+    The page shows one only when the check flags the reports: the flagged runs' recovered estimate and
+    the mean over all runs of what is shown (recovered when flagged, plain otherwise) must both be within
+    integrity.RECOVERY_TOLERANCE of the truth on the target and closer than the plain estimate, at every
+    fake share, with a false-alarm rate of at most integrity.ALPHA and the attack flagged in at least
+    half of the runs at the largest share.
     """
     verdicts: dict[str, bool] = {}
     largest = max(AUTO_SHARES)

@@ -234,3 +234,17 @@ def test_capabilities_are_measured_for_every_mechanism_automatic_picks():
         integrity.CAPABILITIES
     )
     assert not integrity.capability(make_mechanism("hadamard", k=5, epsilon=1.0)).recovers
+
+
+@pytest.mark.parametrize(("name", "params"), [("sue", {}), ("dbitflip", {"d": 5}), ("dbitflip", {"d": 1})])
+def test_the_bit_contrast_test_finds_fakes_that_pad_to_the_honest_weight(name, params):
+    # 5 % maximal-gain fakes, padded to the honest mean weight (the weight test alone misses them often).
+    mechanism = make_mechanism(name, k=5, epsilon=1.0, **params)
+    rng = np.random.default_rng(12)
+    values = np.repeat(np.arange(5), np.round(np.array(poisoning.AUTO_TRUTH) * 2000).astype(int))
+    honest = mechanism.randomize(values, rng=rng)
+    fakes = poisoning.fake_reports(mechanism, "maximal gain", 105, rng, target=poisoning.AUTO_TARGET)
+    for packed, low in ((honest, False), (np.vstack([honest, fakes]), True)):
+        profile = report_weights.weight_profile(mechanism, packed)
+        p = integrity.bit_contrast_test(mechanism, profile, mechanism.tally(packed))
+        assert (p < 1e-3) if low else (p > 0.05)
