@@ -41,12 +41,14 @@ SHA-512(tag || 0) || SHA-512(tag || 1) || ... (4-byte big-endian counters).
    every X_u and D_iy commits a bit (Cramer-Damgard-Schoenmakers OR of two Schnorr proofs, ref. 5);
    prod_u X_u / G and each prod_y D_iy / G are powers of H (one-hot: Schnorr); for each output y,
    prod_i D_iy prod_u X_u^-N[y][u] is a power of H (the slots hold N[y][x] copies of y); and, with
-   Y_i = prod_y D_iy^y = G^y_i H^(sum_y y r_iy), the pair (U_i, V_i / Y_i) equals (G^t, K_i^t H^sigma) for
-   some t, sigma (the ciphertext holds the committed slot). The challenge hashes, in this order: the
+   Y_i = prod_y D_iy^y, knowledge of (t, y, r) such that U_i = G^t, V_i = K_i^t G^y and Y_i = G^y H^r
+   (the ciphertext holds exactly the committed slot: a ciphertext that decrypts to anything else, which
+   would let a client make the transfer fail only when j hits a slot it dislikes, fails this proof).
+   The challenge hashes, in this order: the
    domain string ``murmur-vrm-v1``, S, K (every element as 256 big-endian bytes), the channel's counts as
    compact JSON (``[[8,3,3],[3,8,3],[3,3,8]]``), the commitments X then D (row by row), the ciphertexts,
    the bit proofs' two first messages, the sum and count proofs' first messages, the encryption proofs'
-   two first messages. Numbers travel as hexadecimal strings ("0x...").
+   three first messages. Numbers travel as hexadecimal strings ("0x...").
 3. Server (:meth:`ServerSession.receive`): checks every element is in the group and every proof, then
    decrypts slot j: G^y = V_j / U_j^s, y < k_out by table. That y is the report, stored like any other.
 
@@ -318,7 +320,7 @@ def _statement(session: bytes, key: int, channel: Channel, message: dict[str, An
     parts += [element_bytes(int(x, 16)) for proof in message["bit_proofs"] for x in proof[:2]]
     parts += [element_bytes(int(proof[0], 16)) for proof in message["sum_proofs"]]
     parts += [element_bytes(int(proof[0], 16)) for proof in message["count_proofs"]]
-    parts += [element_bytes(int(x, 16)) for proof in message["encryption_proofs"] for x in proof[:2]]
+    parts += [element_bytes(int(x, 16)) for proof in message["encryption_proofs"] for x in proof[:3]]
     return parts
 
 
@@ -359,8 +361,8 @@ def respond(channel: Channel, value: int, offer: dict[str, str], below: Below = 
         for y in range(k_out)
     ]
     schnorr_nonces = [below(Q) for _ in sum_witnesses + count_witnesses]
-    encryption_witnesses = [(pads[i], -sum(y * cells[i][y][1] for y in range(k_out)) % Q) for i in range(n)]
-    encryption_nonces = [(below(Q), below(Q)) for _ in range(n)]
+    encryption_witnesses = [(pads[i], slots[i], sum(y * cells[i][y][1] for y in range(k_out)) % Q) for i in range(n)]
+    encryption_nonces = [(below(Q), below(Q), below(Q)) for _ in range(n)]
     message: dict[str, Any] = {
         "session": session.hex(),
         "inputs": [hex(c) for c, _ in inputs],
@@ -370,8 +372,8 @@ def respond(channel: Channel, value: int, offer: dict[str, str], below: Below = 
         "sum_proofs": [[hex(H_POWER(w))] for w in schnorr_nonces[: len(sum_witnesses)]],
         "count_proofs": [[hex(H_POWER(w))] for w in schnorr_nonces[len(sum_witnesses) :]],
         "encryption_proofs": [
-            [hex(G_POWER(w1)), hex(pow(keys[i], w1, P) * H_POWER(w2) % P)]
-            for i, (w1, w2) in enumerate(encryption_nonces)
+            [hex(G_POWER(wt)), hex(pow(keys[i], wt, P) * G_POWER(wy) % P), hex(G_POWER(wy) * H_POWER(wr) % P)]
+            for i, (wt, wy, wr) in enumerate(encryption_nonces)
         ],
     }
     c = challenge(_statement(session, key, channel, message))
@@ -384,10 +386,10 @@ def respond(channel: Channel, value: int, offer: dict[str, str], below: Below = 
     schnorr = [*message["sum_proofs"], *message["count_proofs"]]
     for proof, w, witness in zip(schnorr, schnorr_nonces, sum_witnesses + count_witnesses, strict=True):
         proof.append(hex((w + c * witness) % Q))
-    for proof, (w1, w2), (t, sigma) in zip(
+    for proof, nonces, witnesses in zip(
         message["encryption_proofs"], encryption_nonces, encryption_witnesses, strict=True
     ):
-        proof += [hex((w1 + c * t) % Q), hex((w2 + c * sigma) % Q)]
+        proof += [hex((w + c * x) % Q) for w, x in zip(nonces, witnesses, strict=True)]
     return message
 
 
@@ -451,11 +453,11 @@ class ServerSession:
             raise VerificationError("answer of the wrong shape")
         elements = [*X, *(x for row in D for x in row), *(x for pair in E for x in pair)]
         elements += [x for proof in bit_proofs for x in proof[:2]] + [p[0] for p in sums + counts]
-        elements += [x for proof in encryption for x in proof[:2]]
+        elements += [x for proof in encryption for x in proof[:3]]
         if not all(in_group(x) for x in elements):
             raise VerificationError("an element outside the group")
         scalars = [x for proof in bit_proofs for x in proof[2:]] + [p[1] for p in sums + counts]
-        scalars += [x for proof in encryption for x in proof[2:]]
+        scalars += [x for proof in encryption for x in proof[3:]]
         if not all(0 <= x < Q for x in scalars):
             raise VerificationError("a response outside Z_Q")
         c = challenge(_statement(self.session, self.key, channel, message))
@@ -479,12 +481,12 @@ class ServerSession:
             if not schnorr(target, first, z):
                 raise VerificationError("the slots do not hold the channel's multiset for a one-hot input")
         keys = _keys(self.key, n)
-        for i, ((u, v), (a1, a2, z1, z2)) in enumerate(zip(E, encryption, strict=True)):
+        for i, ((u, v), (a1, a2, a3, zt, zy, zr)) in enumerate(zip(E, encryption, strict=True)):
             committed = _product([pow(D[i][y], y, P) for y in range(1, k_out)])
-            rest = v * pow(committed, Q - 1, P) % P
             if (
-                G_POWER(z1) != a1 * pow(u, c, P) % P
-                or pow(keys[i], z1, P) * H_POWER(z2) % P != a2 * pow(rest, c, P) % P
+                G_POWER(zt) != a1 * pow(u, c, P) % P
+                or pow(keys[i], zt, P) * G_POWER(zy) % P != a2 * pow(v, c, P) % P
+                or G_POWER(zy) * H_POWER(zr) % P != a3 * pow(committed, c, P) % P
             ):
                 raise VerificationError("a ciphertext that is not its committed slot")
         u, v = E[self.index]
@@ -492,7 +494,7 @@ class ServerSession:
         for y in range(k_out):
             if G_POWER(y) == plain:
                 return y
-        raise VerificationError("slot j holds no output")  # unreachable after the proofs
+        raise VerificationError("slot j holds no output")  # unreachable: the proofs bind it to y < k_out
 
 
 def is_probable_prime(n: int, rounds: int = 32) -> bool:

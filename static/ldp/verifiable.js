@@ -66,6 +66,7 @@ export function fixedBase(base) {
   };
 }
 
+/** x mod m in [0, m). */
 const mod = (x, m) => ((x % m) + m) % m;
 const inverse = (x) => modPow(x, Q - 1n); // elements have order Q
 
@@ -254,8 +255,9 @@ export async function respond(channel, value, offer, random = cryptoRandomSource
     return mod(w, Q);
   });
   const schnorrNonces = [...sumWitnesses, ...countWitnesses].map(() => randomScalar(random));
-  const encryptionWitnesses = cells.map((row, i) => [pads[i], mod(-row.reduce((a, [, r], y) => a + BigInt(y) * r, 0n), Q)]);
-  const encryptionNonces = slots.map(() => [randomScalar(random), randomScalar(random)]);
+  // Witnesses (t, y, r): U = G^t, V = K_i^t G^y, Y_i = prod_y D_iy^y = G^y H^r.
+  const encryptionWitnesses = cells.map((row, i) => [pads[i], BigInt(slots[i]), row.reduce((a, [, r], y) => a + BigInt(y) * r, 0n) % Q]);
+  const encryptionNonces = slots.map(() => [randomScalar(random), randomScalar(random), randomScalar(random)]);
   const message = {
     session: offer.session,
     inputs: inputs.map(([c]) => hex(c)),
@@ -264,7 +266,11 @@ export async function respond(channel, value, offer, random = cryptoRandomSource
     bit_proofs: bitFirst.map(([a0, a1]) => [hex(a0), hex(a1)]),
     sum_proofs: schnorrNonces.slice(0, sumWitnesses.length).map((w) => [hex(powH(w))]),
     count_proofs: schnorrNonces.slice(sumWitnesses.length).map((w) => [hex(powH(w))]),
-    encryption_proofs: encryptionNonces.map(([w1, w2], i) => [hex(powG(w1)), hex((modPow(keys[i], w1) * powH(w2)) % P)]),
+    encryption_proofs: encryptionNonces.map(([wt, wy, wr], i) => [
+      hex(powG(wt)),
+      hex((modPow(keys[i], wt) * powG(wy)) % P),
+      hex((powG(wy) * powH(wr)) % P),
+    ]),
   };
   const c = await challenge(session, key, channel, message);
   message.bit_proofs.forEach((proof, i) => {
@@ -279,9 +285,7 @@ export async function respond(channel, value, offer, random = cryptoRandomSource
   const witnesses = [...sumWitnesses, ...countWitnesses];
   [...message.sum_proofs, ...message.count_proofs].forEach((proof, i) => proof.push(hex((schnorrNonces[i] + c * witnesses[i]) % Q)));
   message.encryption_proofs.forEach((proof, i) => {
-    const [w1, w2] = encryptionNonces[i];
-    const [t, sigma] = encryptionWitnesses[i];
-    proof.push(hex((w1 + c * t) % Q), hex((w2 + c * sigma) % Q));
+    encryptionNonces[i].forEach((w, at) => proof.push(hex((w + c * encryptionWitnesses[i][at]) % Q)));
   });
   return message;
 }
@@ -296,6 +300,6 @@ export async function challenge(session, key, channel, message) {
   for (const proof of message.bit_proofs) parts.push(el(proof[0]), el(proof[1]));
   for (const proof of message.sum_proofs) parts.push(el(proof[0]));
   for (const proof of message.count_proofs) parts.push(el(proof[0]));
-  for (const proof of message.encryption_proofs) parts.push(el(proof[0]), el(proof[1]));
+  for (const proof of message.encryption_proofs) parts.push(el(proof[0]), el(proof[1]), el(proof[2]));
   return bytesToBigInt(await sha512(concat(parts))) % Q;
 }

@@ -127,3 +127,18 @@ def test_the_server_accepts_the_browsers_answers_and_takes_its_chosen_slot(chann
     forged = Channel(tuple(tuple(channel.slots if y == 0 else 0 for _ in row) for y, row in enumerate(channel.counts)))
     with pytest.raises(VerificationError):
         server.receive(browser_answer(forged, 0, server.offer()))
+
+
+@pytest.mark.slow
+def test_a_ciphertext_that_would_fail_only_on_slots_the_client_dislikes_is_refused():
+    # Selective failure: ciphertexts that decrypt to G^y H instead of G^y would make the transfer break
+    # exactly when the server's secret j hits them. The encryption proof binds V_i = K_i^t G^y to the
+    # committed y with no H factor (and the challenge covers the ciphertexts), so such an answer is
+    # refused before anything is decrypted.
+    server = ServerSession.start(SMALL)
+    answer = respond(SMALL, 0, server.offer())
+    for i, (u, v) in enumerate(answer["ciphertexts"]):
+        if i % 2:
+            answer["ciphertexts"][i] = [u, hex(int(v, 16) * verifiable.H % verifiable.P)]
+    with pytest.raises(VerificationError):
+        server.receive(answer)
