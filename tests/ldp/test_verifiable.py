@@ -47,7 +47,10 @@ def test_what_the_server_learns_is_epsilon_ldp_whatever_slot_it_takes():
     assert worst == pytest.approx(math.log(3), abs=1e-15) and worst == pytest.approx(channel.epsilon(), abs=1e-15)
 
 
-@pytest.mark.parametrize(("name", "k"), [("krr", 5), ("krr", 2), ("warner", 2), ("forced-response", 2)])
+@pytest.mark.parametrize(
+    ("name", "k"),
+    [("krr", 5), ("krr", 2), ("warner", 2), ("crosswise", 2), ("forced-response", 2), ("unrelated-question", 2)],
+)
 def test_quantized_channels_never_exceed_the_mechanisms_epsilon(name, k):
     mechanism = make_mechanism(name, k=k, epsilon=1.0)
     channel = Channel.of(mechanism)
