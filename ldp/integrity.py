@@ -54,6 +54,8 @@ as every attack of ref. 1 crafts one pattern), the other weights hold genuine re
 report (:func:`~ldp.report_weights.weight_bit_law`), and :func:`favored_buckets` reads the options
 the fakes favor from the rows S of the bits-by-weight table (those whose bit at least half of the
 fakes set). This assumes nothing about which options the fakes favor.
+dBitFlip with d = 1 whose fakes fill weight 1 has no one-bits outside it: the weight-0 reports'
+sampled buckets (from the tally) give the estimate instead (:func:`zero_bit_estimate`).
 
 Otherwise (k-RR, subset selection, OLH; our derivation in the spirit of LDPRecover's constraint
 inference, ref. 2): a fake that supports one favored option and is otherwise drawn like an honest
@@ -69,6 +71,13 @@ random answers and are not detected anyway.
 
 Either result is projected onto the simplex (Norm-Sub). Without significance the recovered
 estimate is the plain projection.
+
+**What the page may show.** :data:`CAPABILITIES` (:func:`capability`) records, per mechanism, how often
+Cao et al.'s maximal-gain attack was flagged and whether the recovered estimate came closer to the
+truth, as measured by ``python -m ldp.experiments poisoning`` (docs/integrity.md): dBitFlip, OUE and
+SUE recover; k-RR and subset selection cannot even detect it (a fake report of theirs is one an honest
+respondent could send, and the poisoned tally is the honest tally of another population); OLH detects
+it rarely and does not recover. The results page shows a recovered estimate only where it recovers.
 
 References
 ----------
