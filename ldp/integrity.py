@@ -20,9 +20,16 @@ that the false-alarm rate stays at most alpha):
 
 1. *Weight test* (unary encodings, dBitFlip, CMS): the number of 1 bits of one honest report has
    the same distribution whatever the answer (:func:`~ldp.report_weights.weight_distribution`), so
-   the histogram of weights (:func:`~ldp.report_weights.weight_profile`, kept as extra tally cells
-   by the survey app) is tested against it with Pearson's chi-square, adjacent cells pooled until
-   each expects at least 5 reports.
+   the count of each weight in the histogram (:func:`~ldp.report_weights.weight_profile`, kept as
+   extra tally cells by the survey app) is exactly binomial; the most over-filled weight's exact
+   binomial tail, Bonferroni over the weights (:func:`weight_excess_test`). (Until issue 26 this was
+   Pearson's chi-square, :func:`weight_test`, which spreads its power over every weight.)
+1b. *Bit-contrast test* (unary encodings, dBitFlip): given its weight, an honest report's bits follow
+   a law affine in the same f for every weight, so each weight row of the bits-by-weight table
+   estimates f independently; the largest one-sided excess of one row's estimate of one option over
+   the other rows' pooled one, Bonferroni over rows and options (:func:`bit_contrast_test`). Fakes
+   crafted on one weight with the target's bit set (every attack of ref. 1) show here even when padded
+   to the honest mean weight.
 2. *Below-zero test* (every mechanism): for each option, H0: f_v >= 0. Under f_v = 0,
    Var(f_hat_v) = sum_{t != v} f_t V[v, t] / n <= max_{t != v} V[v, t] / n (V the mechanism's
    ``unit_variances``; the covariance is affine in f), so z_v = f_hat_v / s_v with that worst-case
@@ -47,6 +54,8 @@ as every attack of ref. 1 crafts one pattern), the other weights hold genuine re
 report (:func:`~ldp.report_weights.weight_bit_law`), and :func:`favored_buckets` reads the options
 the fakes favor from the rows S of the bits-by-weight table (those whose bit at least half of the
 fakes set). This assumes nothing about which options the fakes favor.
+dBitFlip with d = 1 whose fakes fill weight 1 has no one-bits outside it: the weight-0 reports'
+sampled buckets (from the tally) give the estimate instead (:func:`zero_bit_estimate`).
 
 Otherwise (k-RR, subset selection, OLH; our derivation in the spirit of LDPRecover's constraint
 inference, ref. 2): a fake that supports one favored option and is otherwise drawn like an honest
@@ -62,6 +71,13 @@ random answers and are not detected anyway.
 
 Either result is projected onto the simplex (Norm-Sub). Without significance the recovered
 estimate is the plain projection.
+
+**What the page may show.** :data:`CAPABILITIES` (:func:`capability`) records, per mechanism, how often
+Cao et al.'s maximal-gain attack was flagged and whether the recovered estimate came closer to the
+truth, as measured by ``python -m ldp.experiments poisoning`` (docs/integrity.md): dBitFlip, OUE and
+SUE recover; k-RR and subset selection cannot even detect it (a fake report of theirs is one an honest
+respondent could send, and the poisoned tally is the honest tally of another population); OLH detects
+it rarely and does not recover. The results page shows a recovered estimate only where it recovers.
 
 References
 ----------
@@ -106,8 +122,10 @@ from ldp.simplex import project_onto_simplex
 # report_weights, weight_distribution and weight_profile (ldp.report_weights) stay part of this
 # module's API: the survey app keeps weight profiles through it.
 __all__ = [
+    "Capability",
     "IntegrityResult",
     "assess",
+    "capability",
     "report_weights",
     "support_floor",
     "weight_distribution",
@@ -118,8 +136,56 @@ __all__ = [
 ALPHA = 0.05
 #: Pearson's rule: pool adjacent weight cells until each expects this many reports.
 MIN_EXPECTED = 5.0
+#: A recovered estimate is shown only where, under the maximal-gain attack, it was measured within this
+#: (3 points) of the truth on the attack's target (ldp.experiments.poisoning.recovery_verdicts).
+RECOVERY_TOLERANCE = 0.03
 #: Largest fake share reported (the estimate's algebra divides by 1 - beta).
 MAX_SHARE = 0.95
+
+
+@dataclass(frozen=True)
+class Capability:
+    """What the check can do against Cao et al.'s maximal-gain attack with one mechanism, as measured.
+
+    ``detection`` pairs each measured share of fake reports with the share of surveys flagged
+    (k = 5, epsilon = 1, 2000 genuine respondents; ``python -m ldp.experiments poisoning``);
+    ``recovers`` says whether the recovered estimate, in the surveys flagged, was within
+    RECOVERY_TOLERANCE of the truth on the attack's target and closer than the plain estimate at every
+    measured share (:func:`ldp.experiments.poisoning.recovery_verdicts`). Only then does the results
+    page show it.
+    """
+
+    recovers: bool
+    detection: tuple[tuple[float, float], ...] = ()
+
+    @property
+    def detects(self) -> bool:
+        """Whether the largest measured attack was flagged in at least half of the surveys."""
+        return bool(self.detection) and max(self.detection)[1] >= 0.5
+
+
+#: Measured by ``python -m ldp.experiments poisoning`` (ldp.experiments.poisoning.run_automatic, seed 26;
+#: 500 attacked surveys per share, 1000 honest ones): every mechanism "Automatic" can pick for a choice
+#: question (k-RR, subset selection, dBitFlip) and OUE, SUE, OLH. A mechanism not listed (Hadamard
+#: response, CMS, HCMS, the randomized-response designs) was not measured and gets no recovered estimate.
+#: tests/ldp/test_poisoning.py re-derives the verdicts from the experiment.
+CAPABILITIES: dict[str, Capability] = {
+    "krr": Capability(False, ((0.05, 0.0), (0.10, 0.0))),
+    "subset": Capability(False, ((0.05, 0.0), (0.10, 0.0))),
+    "dbitflip": Capability(True, ((0.05, 0.842), (0.10, 1.0))),  # d = 5; d = 1: 0.974 and 1.0
+    "oue": Capability(True, ((0.05, 1.0), (0.10, 1.0))),
+    "sue": Capability(True, ((0.05, 0.85), (0.10, 1.0))),
+    "olh": Capability(False, ((0.05, 0.086), (0.10, 0.348))),
+}
+
+
+def capability(mechanism: Mechanism) -> Capability:
+    """The measured :class:`Capability` of ``mechanism``'s kind; unmeasured: no detection, no recovery.
+
+    >>> capability(KRandomizedResponse(k=3, epsilon=1.0)).recovers
+    False
+    """
+    return CAPABILITIES.get(mechanism.name, Capability(False))
 
 
 def clean_estimate(
@@ -141,6 +207,22 @@ def clean_estimate(
     alpha, gamma = alpha_w[keep].sum(), gamma_w[keep].sum()
     ones = profile[keep, 1:].sum(axis=0)
     return (ones / genuine - gamma) / (alpha - gamma), float(genuine)
+
+
+def zero_bit_estimate(mechanism: SampledUnaryEncoding, tally: Tally, profile: np.ndarray) -> tuple[np.ndarray, float]:
+    """dBitFlip with d = 1 when the fakes crowd weight 1: frequencies from the weight-0 reports alone.
+
+    A d = 1 report samples one bucket and sends its bit, so the weight-0 reports that sampled bucket v
+    number z_v = sampled_v - (weight-1 reports with bit v set) (both in the tally). From n_g genuine
+    reports, E[z_v] = n_g (f_v (1 - p1) + (1 - f_v)(1 - p0)) / k, with n_g = h_0 / pi_0:
+    f_v = (k z_v / n_g - (1 - p0)) / (p0 - p1). The weight-1 reports, where the fakes are, are not read.
+    """
+    law = weight_distribution(mechanism)
+    assert law is not None
+    k, p1, p0 = mechanism.k, mechanism.true_bit_probability, mechanism.other_bit_probability
+    zeros = tally.counts[:k] - profile[1, 1:]
+    genuine = profile[0, 0] / law[0]
+    return (k * zeros / max(genuine, 1.0) - (1 - p0)) / (p0 - p1), float(genuine)
 
 
 def clean_errors(
@@ -274,6 +356,76 @@ def weight_test(distribution: np.ndarray, profile: np.ndarray) -> float:
     return float(stats.chi2.sf(statistic, len(groups) - 1))
 
 
+def weight_excess_test(distribution: np.ndarray, histogram: np.ndarray) -> float:
+    """Exact one-sided p-value of the most over-represented weight, Bonferroni over the weights.
+
+    Under honest reports the count h_w of reports of weight w is exactly Binomial(n, pi_w) (pi the
+    honest law, the same for every answer), so P_w = P(Binomial(n, pi_w) >= h_w) needs no
+    approximation; the test is min(1, W min_w P_w) over the W weights an honest report can have (a
+    weight it cannot have, seen at all, gives 0). Any departure from the law over-fills some weight,
+    and the attacks of Cao et al. (ref. 1) pile every fake on one weight, where this test has more
+    power than a chi-square spread over W - 1 degrees of freedom (:func:`weight_test`).
+    """
+    total = int(histogram.sum())
+    possible = distribution > 0
+    if np.any(histogram[~possible] > 0):
+        return 0.0
+    tails = stats.binom.sf(histogram[possible] - 1, total, distribution[possible])
+    return float(min(1.0, int(possible.sum()) * tails.min()))
+
+
+#: Weight rows with fewer reports than this are left out of the bit-contrast test (normal approximation).
+MIN_ROW_REPORTS = 50
+
+
+def bit_contrast_test(mechanism: SampledUnaryEncoding, profile: np.ndarray, tally: Tally | None = None) -> float | None:
+    """One-sided p-value of the largest excess of one weight row's estimate of an option over the others'.
+
+    Given its weight w, an honest report sets bit u with probability P_wu = c_w + (a_w - c_w) f_u, where
+    a_w = alpha_w / pi_w and c_w = gamma_w / pi_w (:func:`~ldp.report_weights.weight_bit_law`), the same
+    f in every row; given the weight histogram the rows are independent and the ones_wu binomial. So each
+    row estimates f: e_wu = (ones_wu / h_w - c_w) / (a_w - c_w), with variance P_wu (1 - P_wu) /
+    (h_w (a_w - c_w)^2) (P_wu at the pooled estimate). Fakes crafted on one weight (ref. 1 sets the
+    target's bit in every one) raise that row's estimate of their target above the other rows' inverse-
+    variance pooled estimate: z_wu = (e_wu - pooled_u^(-w)) / sqrt(var_wu + var_pooled_u^(-w)), and the
+    p-value is min(1, R k min Phi(-z_wu)) over the R rows with at least MIN_ROW_REPORTS reports and a
+    bit that depends on the answer. None if fewer than two such rows.
+
+    dBitFlip with d = 1 has one such row (weight 1); its weight-0 row counts, per bucket, the reports
+    that sampled it and sent 0 (``tally``'s sampled counts minus the weight-1 ones, as in
+    :func:`zero_bit_estimate`), with a_0 = (1 - p1) / (k pi_0) and c_0 = (1 - p0) / (k pi_0).
+    """
+    law = weight_distribution(mechanism)
+    assert law is not None
+    alpha, gamma = weight_bit_law(mechanism)
+    table = profile[:, 1:].astype(float)
+    if mechanism.d == 1 and tally is not None:
+        k, p1, p0 = mechanism.k, mechanism.true_bit_probability, mechanism.other_bit_probability
+        table = table.copy()
+        table[0] = tally.counts[:k] - profile[1, 1:]
+        alpha, gamma = alpha.copy(), gamma.copy()
+        alpha[0], gamma[0] = (1 - p1) / k, (1 - p0) / k
+    h = profile[:, 0].astype(float)
+    rows = [w for w in range(h.size) if h[w] >= MIN_ROW_REPORTS and law[w] > 0 and abs(alpha[w] - gamma[w]) > 1e-12]
+    if len(rows) < 2:
+        return None
+    a, c = alpha[rows] / law[rows], gamma[rows] / law[rows]
+    slope = (a - c)[:, None]
+    counts = h[rows][:, None]
+    estimates = (table[rows] / counts - c[:, None]) / slope
+    inverse_variances = np.zeros_like(estimates)
+    pooled = np.clip(estimates.mean(axis=0), 0.0, 1.0)
+    for _ in range(2):  # variance at the pooled estimate, pooled by inverse variance
+        share = np.clip(c[:, None] + slope * pooled, 1e-9, 1 - 1e-9)
+        inverse_variances = counts * slope**2 / (share * (1 - share))
+        pooled = np.clip((estimates * inverse_variances).sum(axis=0) / inverse_variances.sum(axis=0), 0.0, 1.0)
+    total, weighted = inverse_variances.sum(axis=0), (estimates * inverse_variances).sum(axis=0)
+    others = total - inverse_variances
+    rest = (weighted - estimates * inverse_variances) / others
+    z = (estimates - rest) / np.sqrt(1 / inverse_variances + 1 / others)
+    return float(min(1.0, z.size * stats.norm.sf(z.max())))
+
+
 def zero_share_errors(mechanism: Mechanism, n: int) -> np.ndarray:
     """s_v: worst-case standard error of f_hat_v over genuine populations with f_v = 0."""
     variances = np.array(mechanism.unit_variances, dtype=float, copy=True)
@@ -396,14 +548,18 @@ def assess(
         weighted = int(profile[:, 0].sum())
         if weighted:
             histogram = profile[:, 0]
-            p_values["weights"] = weight_test(distribution, histogram)
+            p_values["weights"] = weight_excess_test(distribution, histogram)
+            if isinstance(mechanism, SampledUnaryEncoding):
+                contrast = bit_contrast_test(mechanism, profile, tally)
+                if contrast is not None:
+                    p_values["bits"] = contrast
     p_value = float(min(1.0, len(p_values) * min(p_values.values())))
     significant = p_value < alpha
 
     floor = support_floor(mechanism)
     share, error = 0.0, 0.0
     detail: dict[str, Any] = {}
-    if floor is not None:
+    if floor is not None and floor < 0:  # (dBitFlip with d = 1 has floor 0: no bound from it)
         ratios = unbiased / floor
         v = int(np.argmax(ratios))
         share, error = max(0.0, float(ratios[v])), float(errors[v] / -floor)
@@ -422,11 +578,18 @@ def assess(
     recovered, recovery, recovered_errors = plain, "", None
     if significant and isinstance(mechanism, SampledUnaryEncoding) and profile is not None and mask is not None:
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
-        clean, genuine = clean_estimate(mechanism, profile, mask)
-        recovered = project_onto_simplex(clean)
+        if mechanism.d == 1 and mask.tolist() == [False, True]:
+            clean, genuine = zero_bit_estimate(mechanism, tally, profile)
+            recovered = project_onto_simplex(clean)
+            p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
+            zero_share = (recovered * (1 - p1) + (1 - recovered) * (1 - p0)) / mechanism.k
+            recovered_errors = np.sqrt(zero_share * (1 - zero_share) / max(genuine, 1.0)) * mechanism.k / (p1 - p0)
+        else:
+            clean, genuine = clean_estimate(mechanism, profile, mask)
+            recovered = project_onto_simplex(clean)
+            recovered_errors = clean_errors(mechanism, mask, recovered, genuine)
         favored = favored_buckets(mechanism, profile, mask, recovered, genuine)
         recovery = "weights"
-        recovered_errors = clean_errors(mechanism, mask, recovered, genuine)
     elif significant and share > 0 and floor is not None:
         model = fake_model(mechanism)
         assert model is not None  # floor is not None: it is fake_model's

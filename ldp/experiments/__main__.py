@@ -72,7 +72,7 @@ def main() -> None:
         elif name == "numeric":
             print(numeric.markdown(numeric.run(args.out, repetitions=2000 // scale)))
         elif name == "poisoning":
-            print(poisoning.markdown(poisoning.run(args.out, repetitions=500 // scale)))
+            print(poisoning.report(args.out, repetitions=500 // scale))
         elif name == "rappor":
             print(rappor.markdown(*rappor.run(args.out, repetitions=50 // scale, attackers=100_000 // scale)))
         elif name == "multiselect":

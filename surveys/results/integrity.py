@@ -5,10 +5,16 @@ mechanism, the estimated share of fake reports and the options they favor, and a
 them removed. Here it is computed once per (randomization, tally) and cached like the estimates
 (keyed by the tally's digest and, for bit-vector mechanisms, the weight histogram's, which the
 digest does not cover), and labeled with the question's options when a page is drawn.
+
+Whether a recovered estimate is shown at all is the mechanism's measured
+:func:`ldp.integrity.capability`: only where the poisoning experiment found it closer to the truth
+than the plain estimate under the maximal-gain attack; elsewhere the page says that this
+randomization cannot undo (or detect) such fakes, and the export leaves "recovered" empty.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +26,7 @@ import ldp
 from ldp import integrity
 
 #: Bump when ldp.integrity changes, so results cached by older code are not served.
-INTEGRITY_VERSION = 3
+INTEGRITY_VERSION = 4
 #: Cached results never go stale (the key names the exact tally); this only bounds memory.
 CACHE_SECONDS = 7 * 24 * 3600
 #: Fewer reports than this are not checked (the tests' normal approximations need some).
@@ -51,6 +57,11 @@ class IntegrityCheck:
     weight_reports: int
     recovery: str
     """"weights" or "concentrated" (see :class:`ldp.integrity.IntegrityResult`), or ""."""
+    recovers: bool = False
+    """Whether this mechanism's recovered estimate was measured to undo the maximal-gain attack
+    (:func:`ldp.integrity.capability`); if not, ``rows`` carry no recovered values and none is shown."""
+    detects: bool = False
+    """Whether the check was measured to flag the maximal-gain attack at 10 % fakes at least half the time."""
 
 
 def cached_assessment(mechanism: Any, tally: ldp.Tally, key: str) -> integrity.IntegrityResult | None:
@@ -72,10 +83,19 @@ def cached_assessment(mechanism: Any, tally: ldp.Tally, key: str) -> integrity.I
     return result
 
 
-def labeled(result: integrity.IntegrityResult | None, options: list[str]) -> IntegrityCheck | None:
-    """The check with the question's option labels, or None if there is none."""
+def labeled(
+    result: integrity.IntegrityResult | None, options: list[str], capability: integrity.Capability | None = None
+) -> IntegrityCheck | None:
+    """The check with the question's option labels, or None if there is none.
+
+    Without ``capability.recovers`` the rows' recovered values are the plain ones, without an interval,
+    and no favored options are named (both come from a recovery that was not measured to work).
+    """
     if result is None:
         return None
+    capability = capability or integrity.Capability(False)
+    if not capability.recovers:
+        result = dataclasses.replace(result, recovered=result.plain, recovered_errors=None, favored=(), recovery="")
     low, high = result.fake_share_interval
     errors = result.recovered_errors
     rows = [
@@ -98,12 +118,14 @@ def labeled(result: integrity.IntegrityResult | None, options: list[str]) -> Int
         rows=rows,
         weight_reports=result.weight_reports,
         recovery=result.recovery,
+        recovers=capability.recovers,
+        detects=capability.detects,
     )
 
 
 def check(question_options: list[str], mechanism: Any, tally: ldp.Tally, key: str) -> IntegrityCheck | None:
     """The labeled, cached manipulation check of one randomization's tally."""
-    return labeled(cached_assessment(mechanism, tally, key), question_options)
+    return labeled(cached_assessment(mechanism, tally, key), question_options, integrity.capability(mechanism))
 
 
 def export_fields(check: IntegrityCheck | None, option: int) -> dict[str, object]:
@@ -117,7 +139,7 @@ def export_fields(check: IntegrityCheck | None, option: int) -> dict[str, object
         "fake_share_low": check.fake_share_low,
         "fake_share_high": check.fake_share_high,
         "favored_by_fakes": check.rows[option].label in check.favored,
-        "recovered": check.rows[option].recovered,
+        "recovered": check.rows[option].recovered if check.recovers else None,
     }
 
 

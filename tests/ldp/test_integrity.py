@@ -201,3 +201,50 @@ def test_false_alarms_on_honest_data_stay_at_most_five_percent(name, params, sha
         profile = report_weights.weight_profile(mechanism, packed)
         alarms += integrity.assess(mechanism, Tally(tally.n, tally.counts, profile)).significant
     assert alarms / repetitions <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / repetitions)
+
+
+def test_the_weight_excess_test_is_exact_and_finds_one_crowded_weight():
+    law = np.array([0.2, 0.5, 0.3])
+    # P(Binomial(100, 0.5) >= 60) = 0.028444..., times 3 weights.
+    assert integrity.weight_excess_test(law, np.array([15, 60, 25])) == pytest.approx(3 * 0.0284439668, rel=1e-6)
+    assert integrity.weight_excess_test(law, np.array([20, 50, 30])) == 1.0
+    assert integrity.weight_excess_test(np.array([0.5, 0.5, 0.0]), np.array([5, 5, 1])) == 0.0
+
+
+def test_dbitflip_with_one_bucket_recovers_from_the_weight_zero_reports():
+    # d = 1: maximal-gain fakes all have weight 1; the weight-0 reports alone give the estimate back.
+    mechanism = make_mechanism("dbitflip", k=5, epsilon=1.0, d=1)
+    rng = np.random.default_rng(4)
+    truth = np.array(poisoning.AUTO_TRUTH)
+    genuine = mechanism.randomize(np.repeat(np.arange(5), np.round(truth * 2000).astype(int)), rng=rng)
+    fakes = poisoning.fake_reports(mechanism, "maximal gain", 500, rng, target=poisoning.AUTO_TARGET)
+    packed = np.vstack([genuine, fakes])
+    result = integrity.assess(mechanism, mechanism.tally(packed), report_weights.weight_profile(mechanism, packed))
+    assert result.significant and result.recovery == "weights" and result.favored == (poisoning.AUTO_TARGET,)
+    assert np.all(np.abs(result.recovered - truth) <= 3 * result.recovered_errors)
+    assert result.plain[poisoning.AUTO_TARGET] - truth[poisoning.AUTO_TARGET] > 0.3
+
+
+def test_capabilities_are_measured_for_every_mechanism_automatic_picks():
+    from ldp.advisor import recommend
+
+    picked = {recommend(k, e, 1000).best.mechanism for k in range(2, 40, 3) for e in (0.1, 0.5, 1.0, 2.0, 5.0)}
+    assert picked <= set(integrity.CAPABILITIES) and "dbitflip" in integrity.CAPABILITIES  # memoized pick
+    assert {name for name, _ in poisoning.AUTOMATIC.values()} | {n for n, _ in poisoning.REFERENCE.values()} == set(
+        integrity.CAPABILITIES
+    )
+    assert not integrity.capability(make_mechanism("hadamard", k=5, epsilon=1.0)).recovers
+
+
+@pytest.mark.parametrize(("name", "params"), [("sue", {}), ("dbitflip", {"d": 5}), ("dbitflip", {"d": 1})])
+def test_the_bit_contrast_test_finds_fakes_that_pad_to_the_honest_weight(name, params):
+    # 5 % maximal-gain fakes, padded to the honest mean weight (the weight test alone misses them often).
+    mechanism = make_mechanism(name, k=5, epsilon=1.0, **params)
+    rng = np.random.default_rng(12)
+    values = np.repeat(np.arange(5), np.round(np.array(poisoning.AUTO_TRUTH) * 2000).astype(int))
+    honest = mechanism.randomize(values, rng=rng)
+    fakes = poisoning.fake_reports(mechanism, "maximal gain", 105, rng, target=poisoning.AUTO_TARGET)
+    for packed, low in ((honest, False), (np.vstack([honest, fakes]), True)):
+        profile = report_weights.weight_profile(mechanism, packed)
+        p = integrity.bit_contrast_test(mechanism, profile, mechanism.tally(packed))
+        assert (p < 1e-3) if low else (p > 0.05)

@@ -100,3 +100,48 @@ def test_p_values_are_shown_with_two_significant_digits(value, shown):
     from surveys.templatetags.murmur import pvalue
 
     assert pvalue(value) == shown
+
+
+@pytest.fixture
+def krr_survey(organizer):
+    survey = make_survey(organizer, title="k-RR integrity survey")
+    make_question(survey, text="Pick one", options=OPTIONS, epsilon=1.0, mechanism="krr")
+    actions.do_open_survey(survey)
+    question = survey.questions.get()
+    make_reports(question, list(np.repeat(np.arange(3), [600, 600, 800])), seed=3)  # nobody chose Delta
+    return survey
+
+
+def test_a_mechanism_that_cannot_detect_the_attack_says_so_when_nothing_is_flagged(organizer_client, krr_survey):
+    html = dashboard(organizer_client, krr_survey)
+    assert "data-manipulation-check" in html and "data-cannot-detect" in html
+    assert "cannot detect fake reports that all push one option" in html
+    ko = organizer_client.get(reverse("survey_results", args=[krr_survey.pk]), HTTP_ACCEPT_LANGUAGE="ko")
+    assert "data-cannot-detect" in ko.content.decode() and "cannot detect" not in ko.content.decode()
+
+
+def test_a_mechanism_whose_recovery_was_not_measured_to_work_shows_no_recovered_estimate(organizer_client, krr_survey):
+    # k-RR fakes pushing Alpha while nobody chose Delta: the below-zero test flags them, but k-RR's
+    # recovery did not beat the plain estimate in the experiment, so the page shows none.
+    question = krr_survey.questions.get()
+    store_packed(question, np.zeros((400, 1), dtype=np.uint8))
+    html = dashboard(organizer_client, krr_survey)
+    assert "Possible manipulation" in html and "data-no-recovery" in html
+    assert "data-recovered" not in html and "Recovered estimate" not in html and "data-favored" not in html
+    export = organizer_client.get(reverse("export_estimates", args=[krr_survey.pk, "csv"])).content.decode()
+    rows = list(csv.DictReader(io.StringIO(export)))
+    assert rows and all(r["manipulation_significant"] == "True" and r["recovered"] == "" for r in rows)
+
+
+def test_the_page_follows_the_measured_capability_not_the_mechanism_name():
+    from surveys.results.integrity import labeled
+
+    mechanism = integrity.KRandomizedResponse(k=3, epsilon=1.0)
+    genuine = mechanism.randomize(np.repeat([0, 1], [500, 500]), rng=1)
+    result = integrity.assess(mechanism, mechanism.tally(np.vstack([genuine, np.zeros((300, 1), dtype=np.uint8)])))
+    assert result.significant and result.recovery == "concentrated"
+    shown = labeled(result, ["a", "b", "c"], integrity.Capability(True, ((0.1, 1.0),)))
+    hidden = labeled(result, ["a", "b", "c"], integrity.capability(mechanism))
+    assert shown.recovers and shown.detects and [r.recovered for r in shown.rows] == result.recovered.tolist()
+    assert not hidden.recovers and not hidden.detects and [r.recovered for r in hidden.rows] == result.plain.tolist()
+    assert hidden.favored == [] and all(r.low is None for r in hidden.rows)
