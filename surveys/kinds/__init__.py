@@ -58,6 +58,7 @@ from surveys.kinds.base import (
     randomization_digest,
 )
 from surveys.kinds.choice import ChoiceKind, YesNoKind
+from surveys.kinds.direct import DirectSummary
 from surveys.kinds.matrix import MatrixItemKind
 from surveys.kinds.mean import MeanSummary, Synthetic, synthetic
 from surveys.kinds.multi_select import MultiSelectKind, MultiSummary
@@ -148,13 +149,19 @@ SUMMARIES: dict[str, Summary] = {
     "multi": MultiSummary(),
 }
 
+#: A question asked directly (:data:`ldp.registry.NOT_RANDOMIZED`): its own summary in the shares family.
+DIRECT = DirectSummary()
+
 
 def kind_of(name: str) -> QuestionKind:
     return KINDS[name]
 
 
 def summary_of(mechanism: str) -> Summary:
-    """The summary of the mechanism's family, whatever the question (costs, receipts, raw tallies)."""
+    """The summary of the mechanism's family, whatever the question (costs, receipts, raw tallies); a
+    question asked directly has its own (:class:`~surveys.kinds.direct.DirectSummary`)."""
+    if not registry.randomized(mechanism):
+        return DIRECT  # asked directly: counts of groups large enough only (surveys.kinds.direct)
     return SUMMARIES[family_of(mechanism)]
 
 
@@ -175,12 +182,13 @@ def build_randomization(
     with the built mechanism's own where the summary keeps them. Raise KindError for a knob that does
     not fit, ValueError for parameters the mechanism refuses."""
     summary = SUMMARIES[kind.estimate_family(data)]
-    k, name, epsilon = len(data["options"]), data["mechanism"], data["epsilon"]
+    k, name = len(data["options"]), data["mechanism"]
     params = kind.mechanism_params(data)
     if params is not None:
-        return params, build_mechanism(name, k, epsilon, params)
+        return params, build_mechanism(name, k, data["epsilon"], params)
+    # A design's literature parameters (or a question asked directly) restate data["epsilon"].
     params = summary.form_params(data, value_range, previous_seed)
-    built = registry.build(name, epsilon=epsilon, k=k, **params)
+    built = registry.build(name, epsilon=data["epsilon"], k=k, **params)
     return ({**params, **built.params()} if summary.keeps_built_params else params), built
 
 

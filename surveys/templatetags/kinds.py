@@ -11,6 +11,7 @@ from typing import Any
 from django import template
 
 from surveys.kinds import QuestionKind, kind_of
+from surveys.kinds.designs import direct_note, instruction, is_direct
 
 register = template.Library()
 
@@ -19,3 +20,15 @@ register = template.Library()
 def question_kind(question: Any) -> QuestionKind:
     """The question's kind description (:func:`surveys.kinds.kind_of`): its answer and builder templates."""
     return kind_of(question.kind)
+
+
+@register.filter
+def method_note(item: Any) -> dict[str, Any]:
+    """What the answer page says beside a question about how it is asked
+    (:mod:`surveys.kinds.designs`): ``direct`` (not randomized) or a design's paper ``instruction``."""
+    spec = item.spec
+    if item.pair is not None:
+        return {"direct": False, "instruction": ""}
+    if is_direct(spec.get("mechanism", "")):
+        return {"direct": True, "instruction": direct_note()}
+    return {"direct": False, "instruction": instruction(spec, list(item.question.options))}
