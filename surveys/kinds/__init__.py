@@ -109,6 +109,7 @@ __all__ = [
     "kind_of",
     "linear_summary",
     "randomization_digest",
+    "randomized_only",
     "recommend_rating_estimate",
     "scale_points",
     "summary_for",
@@ -172,6 +173,13 @@ def summary_for(kind: str, mechanism: str) -> Summary:
     shown and exported as its cross-tab (:class:`~surveys.kinds.pair.PairSummary`).
     """
     return KINDS[kind].summary or summary_of(mechanism)
+
+
+def randomized_only(reports: Any) -> Any:
+    """A queryset of reports without the answers of questions asked directly: a raw row is a group of
+    one, and no group of a direct question smaller than :data:`~surveys.kinds.designs.SMALL_GROUP`
+    may leave the server (:mod:`surveys.kinds.direct`)."""
+    return reports.exclude(randomization__mechanism__in=registry.NOT_RANDOMIZED)
 
 
 def build_randomization(

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy
 
 from ldp.designs import DESIGNS, design_epsilon
 from ldp.designs.channel import fraction
+from ldp.mechanisms.base import OneOptionReport
 from ldp.registry import NOT_RANDOMIZED, TWO_OPTIONS
 from surveys.kinds.base import KindError
 from surveys.templatetags.murmur import percent
@@ -234,3 +235,12 @@ def direct_note() -> str:
         "Asked directly: this answer is not randomized. It is stored exactly as you give it, and results show "
         "it only for groups of at least %(n)s people."
     ) % {"n": SMALL_GROUP}
+
+
+def regression_channel(mechanism: Any) -> Any:
+    """The channel M[v, y] of a randomized mechanism whose report is one option (k-RR, every design),
+    which :func:`ldp.regression.fit_regression` and :mod:`ldp.weighting` take; None for any other
+    (bit vectors, sketches, numbers) and for a question asked directly."""
+    if is_direct(mechanism.name) or not isinstance(mechanism, OneOptionReport):
+        return None
+    return mechanism

@@ -95,7 +95,6 @@ class DirectSummary(SharesSummary):
                 "option": row["label"],
                 "raw_count": row["count"],
                 "unbiased": row["share"],
-                "suppressed": row["hidden"],
             }
 
     def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
