@@ -81,6 +81,11 @@ DESIGN_KNOBS: dict[str, set[str]] = {
 }
 
 
+def design_field_mechanisms() -> dict[str, set[str]]:
+    """Each design field and the designs whose parameter it is, in :data:`DESIGN_FIELDS` order."""
+    return {field: {name for name, knobs in DESIGN_KNOBS.items() if field in knobs} for field in DESIGN_FIELDS}
+
+
 def is_design(name: str) -> bool:
     return name in DESIGNS
 

@@ -11,7 +11,7 @@ from typing import Any
 from django import template
 
 from surveys.kinds import QuestionKind, kind_of
-from surveys.kinds.designs import direct_note, instruction, is_direct
+from surveys.kinds.designs import design_field_mechanisms, direct_note, instruction, is_direct
 
 register = template.Library()
 
@@ -32,3 +32,9 @@ def method_note(item: Any) -> dict[str, Any]:
     if is_direct(spec.get("mechanism", "")):
         return {"direct": True, "instruction": direct_note()}
     return {"direct": False, "instruction": instruction(spec, list(item.question.options))}
+
+
+@register.filter
+def design_rows(form: Any) -> list[tuple[Any, str]]:
+    """The question form's design fields with the designs each belongs to (``data-mechanisms``)."""
+    return [(form[name], " ".join(sorted(used))) for name, used in design_field_mechanisms().items()]

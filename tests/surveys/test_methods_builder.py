@@ -129,3 +129,44 @@ def test_the_transparency_page_lists_the_direct_question(organizer_client, clien
     page = client.get(reverse("transparency", args=[survey.slug])).content.decode()
     assert "Asked directly: not randomized." in page
     assert "ε = 1.609" in page  # the total: the randomized question only
+
+
+def test_the_builder_shows_designs_their_exact_epsilon_and_expected_error(organizer_client, survey, htmx_headers):
+    add(organizer_client, survey, forced_yes="1/6", forced_no="1/6")
+    add(
+        organizer_client,
+        survey,
+        text="Department?",
+        kind="single",
+        options_text="Sales\nEngineering",
+        mechanism="direct",
+    )
+    page = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "Forced response: probability of being told to answer “yes” (p_yes)" in page
+    assert 'value="forced-response"' in page and 'value="direct"' in page
+    assert reverse("survey_power", args=[survey.pk]) in page
+    preview = organizer_client.post(
+        reverse("question_cost_preview", args=[survey.pk]),
+        question_data(forced_yes="1/6", forced_no="1/6"),
+        **htmx_headers,
+    )
+    assert preview.status_code == 200
+    text = preview.content.decode()
+    assert "±" in text  # the expected error of each share
+    assert "35.7 %" in text  # the posterior bound at ε = ln 5: 5 × 0.1 / (1 + 4 × 0.1)
+    assert "1.609" in page  # the saved question's ε = ln 5, computed exactly from p_yes and p_no
+
+
+def test_a_frozen_design_keeps_its_parameters(organizer_client, survey):
+    from tests.base import make_reports
+
+    add(organizer_client, survey, forced_yes="1/6", forced_no="1/6")
+    question = Question.objects.get(survey=survey)
+    make_reports(question, [0, 1, 0])
+    url = reverse("question_edit", args=[survey.pk, question.pk])
+    response = organizer_client.post(
+        url, question_data(forced_yes="1/5", forced_no="1/5", epsilon=str(question.epsilon))
+    )
+    question.refresh_from_db()
+    assert question.mechanism_params == {"forced": ["1/6", "1/6"]}
+    assert "forced_yes" in response.context["form"].errors
