@@ -27,6 +27,7 @@ from ldp.regression import dummies, fit_regression
 from ldp.weighting import post_stratify, raked_estimate
 from surveys.kinds.designs import SMALL_GROUP, is_direct, regression_channel
 from surveys.models import Question, Randomization, Report, Survey
+from surveys.results import charts
 
 
 class AnalysisError(ValueError):
@@ -153,6 +154,8 @@ class RegressionTable:
     converged: bool
     log_likelihood: float
     options: list[str] = field(default_factory=list)
+    chart: str = ""
+    """SVG bars of the predicted share of the outcome's first option per group, with 95 % intervals."""
 
 
 def design_matrix(data: Data) -> tuple[np.ndarray, list[str]]:
@@ -204,7 +207,16 @@ def regression(data: Data) -> RegressionTable:
             for v in free if len(options) == 2 else range(len(options)):
                 share, se = float(shares[r, v]), float(errors[r, v])
                 predicted.append(GroupShare(group, options[v], share, se, share - 1.96 * se, share + 1.96 * se))
+    first = [g for g in predicted if g.option == options[0]]
+    chart = (
+        charts.estimate_bars(
+            [g.group for g in first], *(np.array([getattr(g, a) for g in first]) for a in ("share", "low", "high"))
+        )
+        if first
+        else ""
+    )
     return RegressionTable(
+        chart=chart,
         n=data.n,
         baseline=options[fit.baseline],
         coefficients=coefficients,

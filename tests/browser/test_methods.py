@@ -119,6 +119,7 @@ def test_direct_answers_are_sent_as_given_and_the_analysis_shows_regression_and_
     organizer.wait_for_selector("[data-coefficients]")
     assert organizer.locator("[data-coefficients] tbody tr").count() == 4  # intercept, 2 departments, age
     assert organizer.locator("[data-predicted] tbody tr").count() >= 1
+    assert organizer.locator("[data-regression-chart] svg").count() == 1
     assert organizer.locator("[data-weighted] [data-weighted-share]").count() == 2
     assert "Post-stratified" in organizer.text_content("[data-weighting]")
     assert organizer.text_content("[data-regression] [data-n]") == "200"

@@ -91,6 +91,7 @@ def test_the_regression_matches_ldp_on_the_same_data(organizer_client, survey):
     assert table.n == len(data) == N - 4
     page = response.content.decode()
     assert "Regression coefficients" in page and "Department?: Engineering / Sales" in page
+    assert "<svg" in response.context["table"].chart
 
 
 def test_the_weighted_estimate_matches_ldp_raking(organizer_client, survey):
