@@ -212,3 +212,23 @@ def test_no_group_below_ten_appears_on_any_page_or_export(client, organizer_clie
     assert "Legal" not in json.dumps(record)
     assert record["n"] is None and record["n_at_least"] == 590  # 596 analysed: 600 - 596 would tell Legal's 4
     assert "n ≥ <span data-n>590</span>" in analysis_page.content.decode()
+
+
+def test_a_choice_outcome_gets_a_multinomial_regression(organizer_client, organizer):
+    survey = make_survey(organizer, title="Commute")
+    make_question(survey, text="How do you commute?", options=["Car", "Bus", "Bike"], epsilon=2.0, mechanism="krr")
+    make_question(survey, text="Region?", options=["North", "South"], epsilon=math.inf, mechanism="direct")
+    actions.do_open_survey(survey)
+    rng = np.random.default_rng(5)
+    region = rng.integers(0, 2, size=400)
+    mode = np.where(region == 0, rng.choice(3, size=400, p=[0.6, 0.3, 0.1]), rng.choice(3, size=400, p=[0.2, 0.3, 0.5]))
+    make_joint_reports(list(survey.questions.all()), np.column_stack([mode, region]))
+    outcome, covariate = survey.questions.all()
+    response = organizer_client.get(
+        reverse("survey_analysis", args=[survey.pk]), {"outcome": outcome.pk, "covariates": [covariate.pk]}
+    )
+    table = response.context["table"]
+    assert [c.option for c in table.coefficients] == ["Car", "Bus"] * 2  # log-odds against "Bike"
+    assert len(table.predicted) == 2 * 3  # both regions, every option
+    shares = {(g.group, g.option): g.share for g in table.predicted}
+    assert shares[("North", "Car")] > shares[("South", "Car")]

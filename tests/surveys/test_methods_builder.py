@@ -170,3 +170,19 @@ def test_a_frozen_design_keeps_its_parameters(organizer_client, survey):
     question.refresh_from_db()
     assert question.mechanism_params == {"forced": ["1/6", "1/6"]}
     assert "forced_yes" in response.context["form"].errors
+
+
+def test_forced_response_on_a_choice_takes_one_probability_for_every_option(organizer_client, survey, client):
+    add(organizer_client, survey, kind="single", options_text="A\nB\nC", forced_each="1/10")
+    question = Question.objects.get(survey=survey)
+    assert question.mechanism_params == {"forced": ["1/10", "1/10", "1/10"]}
+    assert question.epsilon == pytest.approx(math.log(1 + 7))  # ln(1 + (7/10) / (1/10))
+    actions.do_open_survey(survey)
+    page = client.get(reverse("respond", args=[survey.slug])).content.decode()
+    assert "With chance 70.00 % it sends your true answer" in page
+
+
+def test_a_direct_question_shows_infinity_not_a_number(organizer_client, survey):
+    add(organizer_client, survey, kind="single", options_text="Sales\nEngineering", mechanism="direct")
+    page = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "ε = ∞" in page and "ε = inf" not in page
