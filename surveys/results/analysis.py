@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext as _
 
 from ldp.regression import dummies, fit_regression
 from ldp.weighting import post_stratify, raked_estimate
@@ -160,7 +161,7 @@ class RegressionTable:
 
 def design_matrix(data: Data) -> tuple[np.ndarray, list[str]]:
     """Intercept and, per direct question, the dummies of its kept groups but the first (the reference)."""
-    blocks, names = [np.ones((data.n, 1))], ["(intercept)"]
+    blocks, names = [np.ones((data.n, 1))], [_("(intercept)")]
     for j, question in enumerate(data.covariates):
         kept = len(data.levels[j])
         if kept < 2:

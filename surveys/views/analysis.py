@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from ldp.direct import DirectAnswer
-from ldp.power import two_shares_sample_size
+from ldp.power import regression_sample_size, two_shares_sample_size
 from surveys.access import get_survey_for_owner, get_survey_for_results
 from surveys.forms.analysis import AnalysisForm, PowerForm
 from surveys.http import HtmxHttpRequest
@@ -80,6 +80,17 @@ def export_analysis(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     return response
 
 
+def coefficient_sample_size(mechanism: Any, a: float, b: float) -> int:
+    """Respondents in all (two equal groups) to detect the logistic regression's group coefficient
+    logit(b) - logit(a) of a yes / no question's first option (:func:`ldp.power.regression_sample_size`)."""
+
+    def logit(p: float) -> float:
+        return math.log(p / (1 - p))
+
+    beta = [[logit(a)], [logit(b) - logit(a)]]
+    return regression_sample_size(mechanism, [[1, 0], [1, 1]], [0.5, 0.5], beta)
+
+
 @login_required
 @require_GET
 def survey_power(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
@@ -98,6 +109,7 @@ def survey_power(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
             "question": question,
             "needed": two_shares_sample_size(mechanism, a, b),
             "needed_direct": two_shares_sample_size(DirectAnswer(k=question.k), a, b),
+            "needed_regression": coefficient_sample_size(mechanism, a, b) if question.k == 2 else None,
             "share_a": a,
             "share_b": b,
         }

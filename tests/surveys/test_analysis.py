@@ -149,6 +149,10 @@ def test_the_builder_says_how_many_respondents_detect_a_difference(organizer_cli
     assert response.context["needed"] == two_shares_sample_size(outcome.build_mechanism(), 0.3, 0.4)
     assert response.context["needed_direct"] == 354  # z^2 (0.21 + 0.24) / 0.01, docs/designs.md
     assert "respondents in each group" in response.content.decode()
+    # The same comparison as a logistic regression's group coefficient: about twice the per-group n,
+    # since it counts both groups (the Wald tests agree to first order).
+    regression = response.context["needed_regression"]
+    assert 1.8 * response.context["needed"] < regression < 2.2 * response.context["needed"]
 
 
 # -- small groups --------------------------------------------------------------------------------
