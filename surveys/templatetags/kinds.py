@@ -38,3 +38,9 @@ def method_note(item: Any) -> dict[str, Any]:
 def design_rows(form: Any) -> list[tuple[Any, str]]:
     """The question form's design fields with the designs each belongs to (``data-mechanisms``)."""
     return [(form[name], " ".join(sorted(used))) for name, used in design_field_mechanisms().items()]
+
+
+@register.filter
+def asked_directly(items: Any) -> list[Any]:
+    """The answer page's items asked directly (not randomized), in order."""
+    return [item for item in items if item.pair is None and is_direct(item.spec.get("mechanism", ""))]

@@ -101,6 +101,7 @@ def test_the_answer_page_shows_the_paper_instruction_and_marks_the_direct_questi
     assert "Forced response: your browser rolls a die for you" in page
     assert "16.67 %" in page and "66.67 %" in page  # p_yes = p_no = 1/6, truth 4/6
     assert "Asked directly: this answer is not randomized" in page
+    assert "Except one question marked “asked directly”" in page  # beside "randomizes every answer"
     specs = json.loads(re.search(r'id="murmur-specs"[^>]*>(.*?)</script>', page, re.S).group(1))
     assert [s["spec"]["mechanism"] for s in specs] == ["forced-response"]  # no spec: sent as given
 
