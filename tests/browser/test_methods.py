@@ -6,15 +6,13 @@ weighted estimate. Every page is checked by axe-core."""
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
 from django.urls import reverse
 
-from surveys import actions
 from surveys.models import Submission
-from tests.base import PASSWORD, make_joint_reports, make_question, make_survey, make_user
+from tests.base import PASSWORD, make_boruch_survey, make_joint_reports, make_survey, make_user
 from tests.browser.conftest import assert_only_the_ledger_is_stored
 from tests.browser.test_respond_privacy import INSTRUMENT
 from tests.browser.test_walkthrough import AXE, axe_violations
@@ -27,18 +25,8 @@ AGES = ["Under 40", "40 and over"]
 @pytest.fixture
 def survey(db):
     survey = make_survey(make_user("hana"), title="Workplace conduct")
-    make_question(
-        survey,
-        text="Did you ever take office supplies home?",
-        kind="yes_no",
-        options=SENSITIVE,
-        epsilon=math.log(5),
-        mechanism="forced-response",
-        mechanism_params={"forced": ["1/6", "1/6"]},
-    )
-    make_question(survey, text="Department?", options=DEPARTMENTS, epsilon=math.inf, mechanism="direct")
-    make_question(survey, text="Age band?", options=AGES, epsilon=math.inf, mechanism="direct")
-    actions.do_open_survey(survey)
+    groups = {"Department?": DEPARTMENTS, "Age band?": AGES}
+    make_boruch_survey(survey, SENSITIVE, groups, "Did you ever take office supplies home?")
     # 199 respondents seeded as their browsers would randomize; the 200th answers in Chromium below.
     rng = np.random.default_rng(11)
     department = rng.choice(3, size=199, p=[0.5, 0.3, 0.2])

@@ -13,7 +13,7 @@ from django.urls import reverse
 from ldp.regression import dummies, fit_regression
 from ldp.weighting import post_stratify, raked_estimate
 from surveys import actions
-from tests.base import make_joint_reports, make_question, make_survey
+from tests.base import make_boruch_survey, make_joint_reports, make_question, make_survey
 
 N = 600
 DEPARTMENTS = ["Sales", "Engineering", "Support", "Legal"]
@@ -35,18 +35,8 @@ def answers(seed: int = 3, legal: int = 4) -> np.ndarray:
 @pytest.fixture
 def survey(organizer):
     survey = make_survey(organizer)
-    make_question(
-        survey,
-        text="Did you ever hide a mistake?",
-        kind="yes_no",
-        options=["Yes", "No"],
-        epsilon=math.log(5),
-        mechanism="forced-response",
-        mechanism_params={"forced": ["1/6", "1/6"]},
-    )
-    make_question(survey, text="Department?", options=DEPARTMENTS, epsilon=math.inf, mechanism="direct")
-    make_question(survey, text="Age band?", options=AGES, epsilon=math.inf, mechanism="direct")
-    actions.do_open_survey(survey)
+    groups = {"Department?": DEPARTMENTS, "Age band?": AGES}
+    make_boruch_survey(survey, ["Yes", "No"], groups, "Did you ever hide a mistake?")
     make_joint_reports(list(survey.questions.all()), answers())
     return survey
 

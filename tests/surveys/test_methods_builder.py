@@ -14,20 +14,13 @@ from surveys import actions
 from surveys.models import Question, Survey
 from surveys.responding.submissions import new_token
 from tests.base import make_survey
+from tests.surveys.test_builder import question_data as builder_data
 
 
 def question_data(**overrides):
-    return {
-        "text": "Did you ever cheat on a test?",
-        "kind": "yes_no",
-        "options_text": "",
-        "epsilon": "1.0",
-        "mechanism": "forced-response",
-        "hash_count": "512",
-        "width": "128",
-        "action": "save",
-        **overrides,
-    }
+    """The builder's fields for a yes / no question by forced response (test_builder's, overridden)."""
+    defaults = {"text": "Did you ever cheat on a test?", "kind": "yes_no", "options_text": ""}
+    return builder_data(**{**defaults, "mechanism": "forced-response", **overrides})
 
 
 @pytest.fixture
