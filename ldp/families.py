@@ -46,7 +46,13 @@ NAMES: dict[Family, tuple[str, ...]] = {
 #: Mechanisms defined for yes/no questions only (k = 2): Warner's and the crosswise design.
 TWO_OPTIONS: tuple[str, ...] = ("warner", "crosswise")
 
-_FAMILY_OF: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
+#: Not randomized: a choice question asked directly stores its answer as given (epsilon infinite,
+#: :class:`ldp.direct.DirectAnswer`). Of the "shares" family (stored, tallied and estimated like a
+#: one-option report), but not in :data:`NAMES`, the LDP mechanisms every generic test iterates over.
+NOT_RANDOMIZED: tuple[str, ...] = ("direct",)
+
+_RANDOMIZED_FAMILY: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
+_FAMILY_OF: dict[str, Family] = _RANDOMIZED_FAMILY | dict.fromkeys(NOT_RANDOMIZED, "shares")
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,17 @@ def family_of(name: str) -> Family:
         return _FAMILY_OF[name]
     except (KeyError, TypeError):
         raise ValueError(f"mechanism must be one of {sorted(_FAMILY_OF)}, got {name!r}") from None
+
+
+def randomized(name: str) -> bool:
+    """Whether the mechanism called ``name`` randomizes (a local DP mechanism), rather than storing
+    the answer as given (:data:`NOT_RANDOMIZED`).
+
+    >>> randomized("krr"), randomized("direct")
+    (True, False)
+    """
+    family_of(name)
+    return name not in NOT_RANDOMIZED
 
 
 def names(family: Family | None = None) -> tuple[str, ...]:

@@ -85,6 +85,8 @@ def posterior_bound(prior: ArrayLike, epsilon: float) -> np.ndarray:
     rho1 = np.asarray(prior, dtype=float)
     if np.any((rho1 < 0) | (rho1 > 1)):
         raise ValueError(f"prior must lie in [0, 1], got {prior!r}")
+    if math.isinf(epsilon):  # no privacy (an answer stored as given): any positive prior becomes certainty
+        return np.where(rho1 > 0, 1.0, 0.0)
     gamma = math.exp(epsilon)
     return gamma * rho1 / (1.0 + (gamma - 1.0) * rho1)
 

@@ -32,7 +32,9 @@ v, v' of ln(P[y | v] / P[y | v']).
 A mechanism is named by a string (``"krr"``, ``"piecewise"``, ``"set-oue"``, ``"rappor"``...);
 :func:`build` makes one from its name, epsilon and its stored parameters, :func:`family_of` says
 its family, and :data:`NAMES` lists the names of each family in the order a builder offers them
-(the one source for the browser's name lists). The per-family constants
+(the one source for the browser's name lists). A choice question asked directly (no randomization, epsilon infinite:
+:class:`ldp.direct.DirectAnswer`) is built here too, by the name in :data:`NOT_RANDOMIZED`;
+:func:`randomized` says which names are local DP mechanisms. The per-family constants
 (:data:`ldp.mechanisms.MECHANISMS`, :data:`ldp.numeric.NUMERIC_MECHANISMS`,
 :data:`ldp.multiselect.SET_MECHANISMS`, :data:`ldp.textreports.TEXT_MECHANISMS`) are views of
 :data:`NAMES`. The advisors of every family (:func:`ldp.advisor.recommend`,
@@ -80,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 from ldp.families import (
     FAMILIES,
     NAMES,
+    NOT_RANDOMIZED,
     TWO_OPTIONS,
     Candidate,
     Estimate,
@@ -88,6 +91,7 @@ from ldp.families import (
     Recommendation,
     family_of,
     names,
+    randomized,
 )
 from ldp.mechanisms import Mechanism, make_mechanism
 from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding, make_set_mechanism
@@ -97,6 +101,7 @@ from ldp.textreports import TextReports, make_text_mechanism
 __all__ = [
     "FAMILIES",
     "NAMES",
+    "NOT_RANDOMIZED",
     "TWO_OPTIONS",
     "Candidate",
     "Estimate",
@@ -106,6 +111,7 @@ __all__ = [
     "build",
     "family_of",
     "names",
+    "randomized",
 ]
 
 

@@ -8,6 +8,7 @@ always be interpreted, and a question's randomization is frozen once it has repo
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from functools import lru_cache
 from typing import Any, cast
@@ -69,9 +70,17 @@ def asked_jointly(questions: list[Any]) -> dict[int, tuple[Any, str]]:
 
 
 def spent_epsilon(questions: list[Any]) -> float:
-    """The epsilon a respondent answering all these questions spends: a declared pair's members spend none."""
+    """The epsilon a respondent answering all these questions spends: a declared pair's members spend none.
+
+    A question asked directly (epsilon infinite, :data:`ldp.registry.NOT_RANDOMIZED`) is not
+    randomized at all: it is counted apart (:func:`asked_directly`), not in this sum."""
     members = asked_jointly(questions)
-    return float(sum(q.epsilon for q in questions if q.pk not in members))
+    return float(sum(q.epsilon for q in questions if q.pk not in members and math.isfinite(q.epsilon)))
+
+
+def asked_directly(questions: list[Any]) -> list[Any]:
+    """The questions asked directly (not randomized: epsilon infinite), in order."""
+    return [q for q in questions if not math.isfinite(q.epsilon)]
 
 
 def hour_now() -> Any:
@@ -270,6 +279,11 @@ class Question(models.Model):
         SET_OUE = "set-oue", _("Optimized unary encoding of the chosen set")
         PADDING_KRR = "padding-krr", _("Padding and sampling with k-RR")
         PADDING_OLH = "padding-olh", _("Padding and sampling with OLH")
+        FORCED_RESPONSE = "forced-response", _("Forced response (Boruch)")
+        UNRELATED_QUESTION = "unrelated-question", _("Unrelated question (Greenberg et al.)")
+        WARNER = "warner", _("Warner's mirrored statement (yes / no)")
+        CROSSWISE = "crosswise", _("Crosswise model (yes / no)")
+        DIRECT = "direct", _("Asked directly: not randomized, stored as given")
 
     survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="questions")
     position = models.PositiveIntegerField(default=0)

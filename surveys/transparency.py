@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ldp import registry
 from surveys.models import Question, Randomization, Survey
 from surveys.responding.submissions import randomizations_in_force
 from surveys.series.rounds import memo_block
@@ -80,6 +81,8 @@ class QuestionRecord:
     question: Question
     current: dict[str, Any] | None
     versions: list[VersionRow]
+    direct: bool = False
+    """Asked directly (:func:`ldp.registry.randomized` is False): not randomized, no spec is sent."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ def survey_record(survey: Survey) -> SurveyRecord:
     for question in survey.questions.all():
         current = in_force.get(question.pk)
         entry = spec_entry(question, current, survey) if current is not None else None
-        if entry is not None:
+        direct = current is not None and not registry.randomized(current.mechanism)
+        if entry is not None and not direct:  # a question asked directly has no spec on the answer page
             entries.append(entry)
         versions = [
             VersionRow(
@@ -117,5 +121,5 @@ def survey_record(survey: Survey) -> SurveyRecord:
             )
             for r in history.get(question.pk, [])
         ]
-        records.append(QuestionRecord(question=question, current=entry, versions=versions))
+        records.append(QuestionRecord(question=question, current=entry, versions=versions, direct=direct))
     return SurveyRecord(questions=records, entries=entries)

@@ -4,6 +4,7 @@ from django.urls import path, register_converter
 
 from surveys.views import (
     accounts,
+    analysis,
     api_docs,
     api_tokens,
     author,
@@ -76,6 +77,9 @@ urlpatterns = [
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/delete/", author.matrix_delete, name="matrix_delete"),
     path("surveys/<int:survey_id>/results/", dashboard.survey_results, name="survey_results"),
     path("surveys/<int:survey_id>/results/crosstab/", crosstab.survey_crosstab, name="survey_crosstab"),
+    path("surveys/<int:survey_id>/results/analysis/", analysis.survey_analysis, name="survey_analysis"),
+    path("surveys/<int:survey_id>/export/analysis.json", analysis.export_analysis, name="export_analysis"),
+    path("surveys/<int:survey_id>/power/", analysis.survey_power, name="survey_power"),
     path("surveys/<int:survey_id>/export/crosstab.json", crosstab.export_crosstab, name="export_crosstab"),
     path("surveys/<int:survey_id>/results/<int:question_id>/", dashboard.question_results, name="question_results"),
     path(

@@ -175,3 +175,22 @@ def make_joint_reports(questions: list[Question], answers: np.ndarray, seed: int
             for i, row in zip(answered, packed, strict=True)
         )
         add_to_tally(randomization, [row.tobytes() for row in packed])
+
+
+def make_boruch_survey(survey: Survey, sensitive: list[str], groups: dict[str, list[str]], text: str) -> None:
+    """A forced-response yes / no question (Boruch's die: p_yes = p_no = 1/6, epsilon ln 5) and one
+    question asked directly per entry of ``groups`` (its text: its options), then open the survey."""
+    import math
+
+    make_question(
+        survey,
+        text=text,
+        kind="yes_no",
+        options=sensitive,
+        epsilon=math.log(5),
+        mechanism="forced-response",
+        mechanism_params={"forced": ["1/6", "1/6"]},
+    )
+    for question, options in groups.items():
+        make_question(survey, text=question, options=options, epsilon=math.inf, mechanism="direct")
+    actions.do_open_survey(survey)

@@ -11,6 +11,7 @@ from typing import Any
 
 # The randomized-response designs (ldp.designs) are mechanisms of this family, in their own package.
 from ldp.designs import DESIGNS
+from ldp.direct import DirectAnswer
 from ldp.families import names
 from ldp.mechanisms.base import Mechanism, Tally
 from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
@@ -53,6 +54,8 @@ _CLASSES: dict[str, type[Mechanism]] = {
         HadamardCountMeanSketch,
     )
 } | dict(DESIGNS)
+# Built by make_mechanism, but not a randomized mechanism (ldp.families.NOT_RANDOMIZED).
+_DIRECT: dict[str, type[Mechanism]] = {DirectAnswer.name: DirectAnswer}
 MECHANISMS: dict[str, type[Mechanism]] = {name: _CLASSES[name] for name in names("shares")}
 
 
@@ -63,7 +66,7 @@ def make_mechanism(name: str, k: int, epsilon: float, **params: Any) -> Mechanis
     {'d': 4}
     """
     try:
-        cls = MECHANISMS[name]
+        cls = MECHANISMS[name] if name in MECHANISMS else _DIRECT[name]
     except KeyError:
         raise ValueError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name!r}") from None
     return cls(k=k, epsilon=epsilon, **params)  # type: ignore[call-arg]  # each class is a dataclass of k, epsilon

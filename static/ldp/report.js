@@ -146,7 +146,8 @@ export function memoSpend(entry) {
  * @param {{survey: string, title: string, series: string | null, round: number | null}} page
  */
 export function ledgerSpends(receipt, entries, page) {
-  return receipt.map((item) => {
+  // A question asked directly (epsilon null: not randomized) spends no budget: it is not a spend.
+  return receipt.filter((item) => item.epsilon !== null).map((item) => {
     const entry = entries.get(item.question);
     return {
       survey: page.series || page.survey,

@@ -21,6 +21,7 @@ import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
 import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
+import { directReports } from "./direct.js";
 import { refusalReason } from "./promise.js";
 
 /**
@@ -92,6 +93,7 @@ function setUp(form) {
       const report = await buildReport(entry, answer, { random });
       reports.push({ question: entry.question, version: entry.version, report });
     }
+    reports.push(...directReports(answers)); // asked directly: sent as given (direct.js)
     // A declared pair's two questions have no spec of their own: their answers are randomized together.
     const pairs = pairedAnswers(answers);
     const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null));

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from surveys.forms import interpolate_lazy
 from surveys.kinds import KindError, advise, build_randomization, cost_of, kind_of, knob_fields, misfit
+from surveys.kinds.designs import DESIGN_FIELDS, design_fields, design_initial
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, spent_epsilon
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
@@ -149,6 +150,7 @@ class QuestionForm(forms.Form):
         "scale",
         "rating_estimate",
         "max_choices",
+        *DESIGN_FIELDS,
     )
 
     def __init__(self, *args: Any, survey: Survey, question: Question | None = None, **kwargs: Any) -> None:
@@ -157,6 +159,7 @@ class QuestionForm(forms.Form):
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
         super().__init__(*args, **kwargs)
+        self.fields.update(design_fields())  # the randomized-response designs' parameters (surveys.kinds.designs)
         explain_automatic(self, survey)
         self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
@@ -285,7 +288,7 @@ class QuestionForm(forms.Form):
 
     def _check_budget(self, epsilon: float) -> None:
         cap = self.survey.epsilon_cap
-        if cap is None:
+        if cap is None or epsilon == float("inf"):  # asked directly: not randomized, counted apart
             return
         questions = list(self.survey.questions.all())
         joint = asked_jointly(questions)
@@ -372,6 +375,7 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "hash_count": question.mechanism_params.get("hash_count", 512),
         "width": question.mechanism_params.get("width", 128),
         "max_choices": limited_choices(question),
+        **design_initial(question),
     }
 
 

@@ -58,6 +58,7 @@ from surveys.kinds.base import (
     randomization_digest,
 )
 from surveys.kinds.choice import ChoiceKind, YesNoKind
+from surveys.kinds.direct import DirectSummary
 from surveys.kinds.matrix import MatrixItemKind
 from surveys.kinds.mean import MeanSummary, Synthetic, synthetic
 from surveys.kinds.multi_select import MultiSelectKind, MultiSummary
@@ -108,6 +109,7 @@ __all__ = [
     "kind_of",
     "linear_summary",
     "randomization_digest",
+    "randomized_only",
     "recommend_rating_estimate",
     "scale_points",
     "summary_for",
@@ -148,13 +150,19 @@ SUMMARIES: dict[str, Summary] = {
     "multi": MultiSummary(),
 }
 
+#: A question asked directly (:data:`ldp.registry.NOT_RANDOMIZED`): its own summary in the shares family.
+DIRECT = DirectSummary()
+
 
 def kind_of(name: str) -> QuestionKind:
     return KINDS[name]
 
 
 def summary_of(mechanism: str) -> Summary:
-    """The summary of the mechanism's family, whatever the question (costs, receipts, raw tallies)."""
+    """The summary of the mechanism's family, whatever the question (costs, receipts, raw tallies); a
+    question asked directly has its own (:class:`~surveys.kinds.direct.DirectSummary`)."""
+    if not registry.randomized(mechanism):
+        return DIRECT  # asked directly: counts of groups large enough only (surveys.kinds.direct)
     return SUMMARIES[family_of(mechanism)]
 
 
@@ -167,6 +175,13 @@ def summary_for(kind: str, mechanism: str) -> Summary:
     return KINDS[kind].summary or summary_of(mechanism)
 
 
+def randomized_only(reports: Any) -> Any:
+    """A queryset of reports without the answers of questions asked directly: a raw row is a group of
+    one, and no group of a direct question smaller than :data:`~surveys.kinds.designs.SMALL_GROUP`
+    may leave the server (:mod:`surveys.kinds.direct`)."""
+    return reports.exclude(randomization__mechanism__in=registry.NOT_RANDOMIZED)
+
+
 def build_randomization(
     kind: QuestionKind, data: dict[str, Any], value_range: Any, previous_seed: int | None = None
 ) -> tuple[dict[str, Any], Any]:
@@ -175,12 +190,13 @@ def build_randomization(
     with the built mechanism's own where the summary keeps them. Raise KindError for a knob that does
     not fit, ValueError for parameters the mechanism refuses."""
     summary = SUMMARIES[kind.estimate_family(data)]
-    k, name, epsilon = len(data["options"]), data["mechanism"], data["epsilon"]
+    k, name = len(data["options"]), data["mechanism"]
     params = kind.mechanism_params(data)
     if params is not None:
-        return params, build_mechanism(name, k, epsilon, params)
+        return params, build_mechanism(name, k, data["epsilon"], params)
+    # A design's literature parameters (or a question asked directly) restate data["epsilon"].
     params = summary.form_params(data, value_range, previous_seed)
-    built = registry.build(name, epsilon=epsilon, k=k, **params)
+    built = registry.build(name, epsilon=data["epsilon"], k=k, **params)
     return ({**params, **built.params()} if summary.keeps_built_params else params), built
 
 

@@ -117,7 +117,10 @@ class Summary:
         raise NotImplementedError
 
     def form_params(self, data: dict[str, Any], value_range: Any, previous_seed: int | None) -> dict[str, Any]:
-        """The randomization's parameters from the builder's data and the chosen mechanism; raise KindError."""
+        """The randomization's parameters from the builder's data and the chosen mechanism; raise KindError.
+
+        Where the parameters fix epsilon (a design given in the literature's parameters, a question
+        asked directly) it restates ``data["epsilon"]``."""
         return {}
 
     def knob_fields(self, mechanism: str) -> set[str]:

@@ -6,12 +6,19 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from ldp.registry import NOT_RANDOMIZED
 from surveys.kinds.base import QuestionKind
 from surveys.models import Question
 
 
 class ChoiceKind(QuestionKind):
-    """One option of k (the builder's option lines)."""
+    """One option of k (the builder's option lines). It may also be asked directly (not randomized,
+    :data:`ldp.registry.NOT_RANDOMIZED`; at most :data:`surveys.kinds.designs.MAX_DIRECT_OPTIONS`
+    options), to stratify the randomized answers by it."""
+
+    def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
+        randomized = super().mechanisms(estimate)
+        return randomized + NOT_RANDOMIZED if estimate in (None, "shares") else randomized
 
 
 class YesNoKind(ChoiceKind):

@@ -36,6 +36,7 @@ from surveys.kinds.base import (
     randomization_digest,
     summary_columns,
 )
+from surveys.kinds.designs import DESIGN_KNOBS, design_form_params, is_design, is_direct
 from surveys.results import charts, integrity
 from surveys.series import memoization
 from surveys.templatetags.murmur import percent
@@ -54,6 +55,11 @@ RAW_COUNT_LABELS = {
     "dbitflip": gettext_lazy("Reports with its bit = 1"),
     "sue": gettext_lazy("Reports with its bit = 1"),
     "oue": gettext_lazy("Reports with its bit = 1"),
+    "forced-response": gettext_lazy("Reports naming it"),
+    "unrelated-question": gettext_lazy("Reports naming it"),
+    "warner": gettext_lazy("Reports amounting to it"),
+    "crosswise": gettext_lazy("Reports “same” (for yes) or “different” (for no)"),
+    "direct": gettext_lazy("Respondents"),
 }
 
 
@@ -96,6 +102,8 @@ class SharesSummary(Summary):
         hash seed; OLH's range size and subset selection's size, chosen from k and epsilon and stored
         so that reports stay tied to exact parameters."""
         k, name = len(data["options"]), data["mechanism"]
+        if is_design(name) or is_direct(name):
+            return design_form_params(name, k, data)
         if name == "dbitflip":
             d = data.get("d") or k
             if d > k:
@@ -115,7 +123,7 @@ class SharesSummary(Summary):
         return {}
 
     def knob_fields(self, mechanism: str) -> set[str]:
-        return KNOB_FIELDS.get(mechanism, set())
+        return KNOB_FIELDS.get(mechanism, set()) | DESIGN_KNOBS.get(mechanism, set())
 
     def estimates(self, mechanism: Any, tally: ldp.Tally) -> Estimates:
         return Estimates(
@@ -225,7 +233,10 @@ class SharesSummary(Summary):
 
     def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
         name = mechanism.name
-        if name == "krr":
+        if name == "crosswise":
+            same = report["value"] == 0
+            return _("“same” (your answer and a random harmless one agree)") if same else _("“different”")
+        if name in ("krr", "forced-response", "unrelated-question", "warner"):
             return _("the option %(option)s") % {"option": option_labels(options, [report["value"]])}
         if name == "subset":
             return _("a set of options: %(options)s") % {"options": option_labels(options, report["subset"])}

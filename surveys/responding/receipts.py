@@ -9,6 +9,7 @@ answer right (``Mechanism.guess_probability``). The exact report stays beside it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,7 +30,7 @@ def receipt_rows(reports: Iterable[ParsedReport], version: int | None = None) ->
                 "text": r.question.text,
                 "version": r.randomization.version if version is None else version,
                 "mechanism": r.randomization.mechanism,
-                "epsilon": r.randomization.epsilon,
+                "epsilon": r.randomization.epsilon if math.isfinite(r.randomization.epsilon) else None,
                 "stored": stored,
                 "summary": summary.describe(mechanism, list(r.question.options), stored),
                 "chance": summary.chance(mechanism),

@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from surveys.kinds import SUMMARIES, summary_of
+from surveys.kinds import SUMMARIES, randomized_only, summary_of
 from surveys.models import Question, Report, Survey
 from surveys.results import crosstabs, integrity
 from surveys.results.estimates import SurveyState
@@ -212,7 +213,7 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
                     "version": r.version,
                     "mechanism": r.mechanism,
                     "k": r.k,
-                    "epsilon": r.epsilon,
+                    "epsilon": r.epsilon if math.isfinite(r.epsilon) else None,  # asked directly: no epsilon
                     "params": r.params,
                     "client_spec": spec,
                     # A declared pair: the two questions whose answers it randomizes as first * k2 + second.
@@ -230,7 +231,7 @@ def report_records(survey: Survey) -> Iterator[dict[str, Any]]:
     """
     mechanisms: dict[int, Any] = {}
     reports = (
-        Report.objects.filter(submission__survey=survey)
+        randomized_only(Report.objects.filter(submission__survey=survey))  # no answer stored as given
         .order_by("submission_id", "question_id")
         .values_list("submission_id", "submission__received_hour", "question_id", "randomization_id", "packed")
     )

@@ -35,9 +35,12 @@ def points(value: float | None, digits: int = 1) -> str:
 
 @register.filter
 def epsilon(value: float | None) -> str:
-    """An epsilon without trailing zeros: 1.0 -> "1", 0.25 -> "0.25"."""
+    """An epsilon without trailing zeros: 1.0 -> "1", 0.25 -> "0.25"; infinite (a question asked
+    directly, not randomized) -> "∞"."""
     if value is None:
         return ""
+    if math.isinf(float(value)):
+        return "∞"
     return f"{float(value):.4g}".replace(".", get_format("DECIMAL_SEPARATOR"))
 
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from ldp import registry
 from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.kinds import cost_of, summary_of
@@ -73,6 +74,12 @@ class AnswerItem:
     def epsilon(self) -> float:
         """What answering it spends: a declared pair's question shows the pair's epsilon, spent once for both."""
         return float(self.spec["epsilon"]) if self.pair is not None else self.question.epsilon
+
+    @property
+    def randomized(self) -> bool:
+        """False for a question asked directly (:func:`ldp.registry.randomized`): its answer is sent
+        as given, with no spec to randomize with and no budget (static/surveys/direct.js)."""
+        return registry.randomized(self.spec["mechanism"])
 
     @property
     def total_epsilon(self) -> float:
@@ -152,7 +159,7 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     """
     # A declared pair's questions are sent as the pair: no spec, memo or budget of their own.
     items = grouped([with_memo(survey, i) if i.pair is None else i for i in items])
-    sent = [i for i in items if i.pair is None]
+    sent = [i for i in items if i.pair is None and i.randomized]
     specs = [
         {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
         for i in sent

@@ -9,6 +9,7 @@ in force that the answer page also shows (:mod:`surveys.transparency`). Drafts a
 from __future__ import annotations
 
 import json
+import math
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -42,6 +43,9 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
         "round_count": round_count,
         "rows": rows,
         "digest": record.digest,
-        "total_epsilon": sum(v.epsilon for q in record.questions for v in q.versions if v.in_force),
+        # Questions asked directly (epsilon infinite) are not randomized: listed as such, not summed.
+        "total_epsilon": sum(
+            v.epsilon for q in record.questions for v in q.versions if v.in_force and math.isfinite(v.epsilon)
+        ),
     }
     return render(request, "surveys/transparency.html", context)

@@ -26,6 +26,7 @@ ALLOWED_LATIN = {
     "Hybrid", "Laplace", "Gaussian", "GDP", "Hadamard", "NPS", "CSV", "JSON", "SHA", "OUE", "SUE", "OLH", "CMS",
     "HCMS", "RR", "QR", "Asia", "Seoul", "UTC", "GMT", "AM", "PM", "ID", "URL", "EMS", "k-RR", "Norm-Sub",
     "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
+    "Boruch", "Greenberg", "Warner",  # randomized-response designs keep their authors' names
     "English",  # the language switcher names each language in itself
     "max", "choices",  # a multi-select question's parameter max_choices, as the transparency page lists it
 }  # fmt: skip

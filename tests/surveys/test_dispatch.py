@@ -40,7 +40,7 @@ WATCHED = {"kind", "family", "summary", "mechanism", "estimate_family"}
 
 # The kind values of surveys.models.Question.Kind, spelled here so the test needs no Django.
 KIND_VALUES = {"single", "yes_no", "numeric", "rating", "text", "multi_select", "matrix", "pair"}
-NAMES = set(registry.names()) | set(registry.FAMILIES) | {"pair"} | KIND_VALUES
+NAMES = set(registry.names()) | set(registry.NOT_RANDOMIZED) | set(registry.FAMILIES) | {"pair"} | KIND_VALUES
 
 
 def _mechanism_classes() -> set[str]:
