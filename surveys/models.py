@@ -170,6 +170,10 @@ class Survey(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True)
     series = models.ForeignKey(Series, on_delete=models.SET_NULL, null=True, blank=True, related_name="rounds")
     round_number = models.PositiveIntegerField(_("round"), null=True, blank=True)
+    # Empty: a personal survey of its owner (surveys/teams/models.py; roles in surveys/access.py).
+    workspace = models.ForeignKey(
+        "surveys.Workspace", on_delete=models.PROTECT, null=True, blank=True, related_name="surveys"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -531,3 +535,6 @@ class Account(models.Model):
 
     def __str__(self) -> str:
         return f"account of {self.user}"
+
+
+from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401
