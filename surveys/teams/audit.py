@@ -42,10 +42,11 @@ _current: ContextVar[_Request | None] = ContextVar("audit_request", default=None
 
 
 def record(
-    actor: Any, workspace: Workspace | None, action: str, detail: str = "", survey: Survey | None = None
+    actor: Any, workspace: Workspace | None, action: str, detail: str = "", survey: Survey | None = None, role: str = ""
 ) -> None:
     """Log one entry now (member changes, moves)."""
     AuditEntry.objects.create(
+        role=role,
         workspace=workspace,
         survey=survey,
         survey_title=survey.title if survey else "",

@@ -57,7 +57,7 @@ def invite(request: HttpRequest, workspace: Workspace, email: str, role: str, la
         subject = "".join(render_to_string("teams/email/invitation_subject.txt", context).splitlines())
         body = render_to_string("teams/email/invitation_body.txt", context)
     send_mail(subject, body, None, [email])
-    audit.record(request.user, workspace, AuditEntry.Action.INVITED, f"{email} ({role})")
+    audit.record(request.user, workspace, AuditEntry.Action.INVITED, email, role=role)
     return invitation
 
 
@@ -80,7 +80,7 @@ def accept(invitation: WorkspaceInvitation, user: Any) -> Membership:
         workspace=invitation.workspace, user=user, defaults={"role": invitation.role}
     )
     if created:
-        audit.record(user, invitation.workspace, AuditEntry.Action.JOINED, invitation.role)
+        audit.record(user, invitation.workspace, AuditEntry.Action.JOINED, role=invitation.role)
     return membership
 
 
@@ -96,11 +96,9 @@ def _other_owners(membership: Membership) -> bool:
 def change_role(actor: Any, membership: Membership, role: str) -> None:
     if membership.role == Role.OWNER and role != Role.OWNER and not _other_owners(membership):
         raise MemberError
-    before = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
-    detail = f"{membership.user.get_username()}: {before} → {role}"
-    audit.record(actor, membership.workspace, AuditEntry.Action.ROLE, detail)
+    audit.record(actor, membership.workspace, AuditEntry.Action.ROLE, membership.user.get_username(), role=role)
 
 
 @transaction.atomic

@@ -106,6 +106,8 @@ class AuditEntry(models.Model):
     actor_name = models.CharField(max_length=150)
     action = models.CharField(max_length=10, choices=Action.choices)
     detail = models.CharField(max_length=300, blank=True)
+    #: The role a member was invited to, joined in or given (shown translated).
+    role = models.CharField(max_length=10, choices=Role.choices, blank=True)
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
