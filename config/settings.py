@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Logs what a signed-in organizer changed or exported (surveys/teams/audit.py).
+    "surveys.teams.audit.AuditMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Turns django-axes' refusals into the 429 page (last, as axes asks).
@@ -73,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "surveys.teams.context.single_sign_on",
             ],
         },
     },
@@ -113,6 +116,36 @@ AUTHENTICATION_BACKENDS = ["surveys.responding.ratelimits.LoginThrottleBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+
+# OpenID Connect sign-on beside password login (surveys/teams/oidc.py), on when OIDC_RP_CLIENT_ID is
+# set; then the provider's endpoints and issuer are required. Read by mozilla-django-oidc.
+OIDC_RP_CLIENT_ID = os.getenv("OIDC_RP_CLIENT_ID", "")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_REQUIRED = [
+    "OIDC_RP_CLIENT_SECRET",
+    "OIDC_OP_ISSUER",
+    "OIDC_OP_AUTHORIZATION_ENDPOINT",
+    "OIDC_OP_TOKEN_ENDPOINT",
+    "OIDC_OP_USER_ENDPOINT",
+    "OIDC_OP_JWKS_ENDPOINT",
+]
+if OIDC_ENABLED and (_missing := [name for name in OIDC_REQUIRED if not os.getenv(name)]):
+    raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set: set {', '.join(_missing)} too.")
+OIDC_RP_CLIENT_SECRET = os.getenv("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_ISSUER = os.getenv("OIDC_OP_ISSUER", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.getenv("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.getenv("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.getenv("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.getenv("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.getenv("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = "openid email"
+OIDC_USE_PKCE = True
+OIDC_CREATE_USER = envbool("OIDC_CREATE_USER", "true")
+OIDC_TIMEOUT = envint("OIDC_TIMEOUT", "10")
+OIDC_PROVIDER_NAME = os.getenv("OIDC_PROVIDER_NAME", "")
+LOGIN_URL_FAILURE = "/accounts/login/?sso=failed"
+if OIDC_ENABLED:
+    AUTHENTICATION_BACKENDS.append("surveys.teams.oidc.MurmurOIDCBackend")
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("ko", _("Korean"))]

@@ -8,6 +8,7 @@ from django.views.i18n import JavaScriptCatalog
 from surveys.accounts import LocalizedPasswordResetForm
 from surveys.api import api
 from surveys.responding.ratelimits import rate_limited
+from surveys.teams import oidc
 from surveys.views import health
 
 urlpatterns = [
@@ -29,6 +30,9 @@ urlpatterns = [
         name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
+    # OpenID Connect sign-on (404 unless OIDC_RP_CLIENT_ID is set; surveys/teams/oidc.py).
+    path("oidc/authenticate/", oidc.AuthenticateView.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", oidc.CallbackView.as_view(), name="oidc_authentication_callback"),
     # set_language: the header's language switcher posts here; the choice is kept in a cookie.
     path("i18n/", include("django.conf.urls.i18n")),
     # The browser's translations (our djangojs catalog only, not the admin's) as a same-origin script

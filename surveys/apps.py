@@ -12,3 +12,6 @@ class SurveysConfig(AppConfig):
         # Connects the mail language to django.contrib.auth's signals; registers the deployment
         # checks. (Login throttling is django-axes', connected by its own app.)
         from surveys import accounts, checks  # noqa: F401
+        from surveys.teams import audit
+
+        audit.connect()

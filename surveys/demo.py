@@ -26,6 +26,7 @@ from surveys import actions
 from surveys.kinds import kind_of
 from surveys.models import Report, Survey
 from surveys.responding.writes import add_to_tally, record_submissions
+from surveys.teams.demo import load_demo_workspace
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "murmur-demo"
@@ -237,6 +238,7 @@ def load_demo() -> list[tuple[Survey, bool]]:
         actions.do_open_survey(survey)
         simulate_responses(survey, demo, DEMO_RESPONDENTS, seed=demo.seed)
         loaded.append((survey, True))
+    load_demo_workspace(user, DEMO_PASSWORD, [survey for survey, _ in loaded])  # two members: owner, viewer
     return loaded
 
 

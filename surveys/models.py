@@ -179,6 +179,10 @@ class Survey(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True)
     series = models.ForeignKey(Series, on_delete=models.SET_NULL, null=True, blank=True, related_name="rounds")
     round_number = models.PositiveIntegerField(_("round"), null=True, blank=True)
+    # Empty: a personal survey of its owner (surveys/teams/models.py; roles in surveys/access.py).
+    workspace = models.ForeignKey(
+        "surveys.Workspace", on_delete=models.PROTECT, null=True, blank=True, related_name="surveys"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -548,3 +552,4 @@ class Account(models.Model):
 
 
 from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E402, F401  (API tokens, webhooks)
+from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401

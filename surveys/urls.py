@@ -20,6 +20,7 @@ from surveys.views import (
     stats_exports,
     transparency,
     webhooks,
+    workspaces,
 )
 
 
@@ -101,6 +102,26 @@ urlpatterns = [
         exports.export_synthetic,
         name="export_synthetic",
     ),
+    path("workspaces/", workspaces.workspace_list, name="workspace_list"),
+    path("workspaces/join/<str:token>/", workspaces.workspace_join, name="workspace_join"),
+    path("workspaces/<int:workspace_id>/", workspaces.workspace_detail, name="workspace_detail"),
+    path("workspaces/<int:workspace_id>/invite/", workspaces.workspace_invite, name="workspace_invite"),
+    path(
+        "workspaces/<int:workspace_id>/invitations/<int:invitation_id>/withdraw/",
+        workspaces.workspace_invitation_revoke,
+        name="workspace_invitation_revoke",
+    ),
+    path(
+        "workspaces/<int:workspace_id>/members/<int:membership_id>/role/",
+        workspaces.workspace_member_role,
+        name="workspace_member_role",
+    ),
+    path(
+        "workspaces/<int:workspace_id>/members/<int:membership_id>/remove/",
+        workspaces.workspace_member_remove,
+        name="workspace_member_remove",
+    ),
+    path("workspaces/<int:workspace_id>/surveys/add/", workspaces.workspace_add_survey, name="workspace_add_survey"),
     path("r/<str:slug>/", dashboard.public_results, name="public_results"),
     path("r/<str:slug>/crosstab/", crosstab.public_crosstab, name="public_crosstab"),
     path("s/<str:slug>/", respond.respond, name="respond"),

@@ -23,7 +23,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from surveys import actions
-from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
+from surveys.access import (
+    get_matrix_for_owner,
+    get_question_for_owner,
+    get_survey_for,
+    get_survey_for_owner,
+    surveys_for,
+)
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms.accounts import SignUpForm
 from surveys.forms.matrix import MatrixEditForm, MatrixForm
@@ -178,7 +184,7 @@ def signup(request: HtmxHttpRequest) -> HttpResponse:
         user = form.save()
         Account.objects.create(user=user, language=get_language())
         send_confirmation(request, user)
-        login(request, user)
+        login(request, user, backend="surveys.responding.ratelimits.LoginThrottleBackend")  # OIDC adds one
         messages.success(
             request,
             _(
@@ -198,7 +204,7 @@ def signup(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def survey_list(request: HtmxHttpRequest) -> HttpResponse:
     owner = cast(User, request.user)  # login_required: never AnonymousUser
-    surveys = Survey.objects.filter(owner=owner).prefetch_related("questions")
+    surveys = surveys_for(owner, "edit").prefetch_related("questions")
     context = {"surveys": surveys, "email_unconfirmed": email_unconfirmed(request.user)}
     return render(request, "surveys/survey_list.html", context)
 
@@ -245,7 +251,7 @@ def survey_settings(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def survey_delete(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    survey = get_survey_for_owner(request.user, survey_id)
+    survey = get_survey_for(request.user, survey_id, "manage")
     survey.delete()
     messages.success(request, _("Survey deleted."))
     if request.htmx:

@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from surveys.access import get_survey_for_results
+from surveys.access import get_survey_for, get_survey_for_results
 from surveys.models import Question
 from surveys.replica import reads_results
 from surveys.results.estimates import SurveyState, synthetic
@@ -57,7 +57,7 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
 @login_required
 @require_GET
 def export_reports(request: HttpRequest, survey_id: int, fmt: str) -> StreamingHttpResponse:
-    survey = get_survey_for_results(request.user, survey_id)
+    survey = get_survey_for(request.user, survey_id, "export")
     if fmt == "json":
         stream = json_report_stream(survey)
         content_type = "application/json"
@@ -78,7 +78,7 @@ def export_synthetic(request: HttpRequest, survey_id: int, question_id: int, ver
     Derived from the randomized reports only (post-processing: no further privacy cost); 404 where
     the page shows none (too few reports, one-bit mechanisms, categorical questions).
     """
-    survey = get_survey_for_results(request.user, survey_id)
+    survey = get_survey_for(request.user, survey_id, "export")
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     state = SurveyState.read(survey, [question])
     made = next((synthetic(r) for r in state.results(question) if r.randomization.version == version), None)

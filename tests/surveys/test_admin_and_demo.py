@@ -113,3 +113,19 @@ def test_the_demo_dashboards_show_the_declared_pairs_cross_tab_and_the_matrix(cl
         assert "data-joint" in html and "data-matrix-result" in html and "data-too-few" not in html
         pair = survey.questions.get(kind="pair")
         assert pair.reports.count() == DEMO_RESPONDENTS and not survey.questions.first().reports.exists()
+
+
+def test_the_demo_workspace_has_two_members_and_the_demo_surveys(client, db, capsys):
+    from surveys.models import Membership, Survey
+
+    call_command("load_demo")
+    call_command("load_demo")
+    memberships = Membership.objects.select_related("user", "workspace")
+    assert sorted((m.user.username, m.role) for m in memberships) == [("demo", "owner"), ("demo-viewer", "viewer")]
+    workspace = memberships[0].workspace
+    assert Survey.objects.filter(workspace=workspace).count() == Survey.objects.count() == 2
+    assert "demo-viewer / murmur-demo" in capsys.readouterr().out
+    client.login(username="demo-viewer", password="murmur-demo")
+    survey = Survey.objects.first()
+    assert client.get(survey.get_results_url()).status_code == 200
+    assert client.get(survey.get_absolute_url()).status_code == 404

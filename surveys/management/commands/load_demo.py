@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.urls import reverse
 
 from surveys.demo import DEMO_PASSWORD, DEMO_USERNAME, load_demo
+from surveys.teams.demo import DEMO_VIEWER, DEMO_WORKSPACE
 
 
 class Command(BaseCommand):
@@ -25,4 +26,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{verb} demo survey “{survey.title}”, share link: {base_url}{survey.get_share_url()}")
         self.stdout.write(
             f"Demo organizer: log in at {base_url}{reverse('login')} as {DEMO_USERNAME} / {DEMO_PASSWORD}"
+        )
+        self.stdout.write(
+            f"Its workspace “{DEMO_WORKSPACE}” has a second member, a viewer: {DEMO_VIEWER} / {DEMO_PASSWORD}"
         )

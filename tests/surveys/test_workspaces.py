@@ -1,0 +1,201 @@
+"""Workspaces: creating one, inviting by email, accepting, roles, removing, moving surveys, the audit log."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core import mail
+from django.urls import reverse
+
+from surveys.access import get_survey_for, needs_granted, surveys_for
+from surveys.models import AuditEntry, Membership, Survey, Workspace, WorkspaceInvitation
+from surveys.teams.models import Role
+from tests.base import make_survey, make_user
+from tests.teams import make_team
+
+
+@pytest.fixture
+def team(db):
+    return make_team()
+
+
+def invite(client, team, email, role="editor", language="en"):
+    url = reverse("workspace_invite", args=[team.workspace.pk])
+    return client.post(url, {"email": email, "role": role, "language": language})
+
+
+def link_in(message) -> str:
+    return re.search(r"http://testserver(/workspaces/join/[^/\s]+/)", message.body).group(1)
+
+
+def test_creating_a_workspace_makes_its_creator_owner(client, organizer):
+    client.force_login(organizer)
+    response = client.post(reverse("workspace_list"), {"name": "Lab"})
+    workspace = Workspace.objects.get(name="Lab")
+    assert response.url == workspace.get_absolute_url()
+    assert Membership.objects.get(workspace=workspace).role == Role.OWNER
+    assert b"Lab" in client.get(reverse("workspace_list")).content
+
+
+def test_an_invitation_is_mailed_accepted_once_and_logged(client, team):
+    client.force_login(team.users["owner"])
+    invite(client, team, "newcomer@example.org", "viewer")
+    (message,) = mail.outbox
+    assert message.to == ["newcomer@example.org"] and "Research team" in message.subject
+    assert "olivia invites you" in message.body and "as Viewer" in message.body
+    invitation = WorkspaceInvitation.objects.get()
+    link = link_in(message)
+    assert invitation.token_hash not in link  # only the token's hash is stored
+
+    newcomer = make_user("nina", email="newcomer@example.org")
+    client.force_login(newcomer)
+    assert client.get(link).status_code == 200
+    assert client.post(link).url == team.workspace.get_absolute_url()
+    assert Membership.objects.get(user=newcomer).role == Role.VIEWER
+    assert get_survey_for(newcomer, team.survey.pk, "view") == team.survey
+    # Used once: the link is dead now, for anyone.
+    client.force_login(team.users["outsider"])
+    assert client.post(link).status_code == 404
+    assert not Membership.objects.filter(user=team.users["outsider"]).exists()
+    actions = list(AuditEntry.objects.filter(workspace=team.workspace).values_list("action", flat=True))
+    assert actions[:2] == ["joined", "invited"]
+
+
+def test_the_invitation_mail_speaks_korean(client, team):
+    client.force_login(team.users["owner"])
+    invite(client, team, "kim@example.org", "editor", "ko")
+    (message,) = mail.outbox
+    assert "Research team" in message.subject and "워크스페이스" in message.subject
+    assert "편집자" in message.body
+
+
+def test_only_owners_invite_change_roles_and_remove(client, team):
+    victim = team.membership("viewer")
+    for who in ("editor", "viewer", "outsider", "staff"):
+        client.force_login(team.users[who])
+        invited = invite(client, team, "x@example.org", "owner")
+        role = client.post(reverse("workspace_member_role", args=[team.workspace.pk, victim.pk]), {"role": "owner"})
+        remove = client.post(reverse("workspace_member_remove", args=[team.workspace.pk, victim.pk]))
+        assert (invited.status_code, role.status_code, remove.status_code) == (404, 404, 404)
+    assert not mail.outbox and not WorkspaceInvitation.objects.exists()
+    assert Membership.objects.get(pk=victim.pk).role == Role.VIEWER
+
+
+def test_a_removed_member_loses_access_at_once(client, team):
+    editor = team.users["editor"]
+    client.force_login(editor)
+    assert client.get(reverse("survey_detail", args=[team.survey.pk])).status_code == 200
+    owner_client = client.__class__()
+    owner_client.force_login(team.users["owner"])
+    owner_client.post(reverse("workspace_member_remove", args=[team.workspace.pk, team.membership("editor").pk]))
+    # The same session, the very next request.
+    for name in ("survey_detail", "survey_results"):
+        assert client.get(reverse(name, args=[team.survey.pk])).status_code == 404
+    assert client.get(reverse("workspace_detail", args=[team.workspace.pk])).status_code == 404
+    assert not surveys_for(editor, "view").exists()
+    assert AuditEntry.objects.filter(action="removed", detail="eddie").exists()
+
+
+def test_the_last_owner_stays(client, team):
+    client.force_login(team.users["owner"])
+    own = team.membership("owner")
+    client.post(reverse("workspace_member_remove", args=[team.workspace.pk, own.pk]))
+    client.post(reverse("workspace_member_role", args=[team.workspace.pk, own.pk]), {"role": "viewer"})
+    assert Membership.objects.get(pk=own.pk).role == Role.OWNER
+
+
+def test_roles_grant_what_they_say(team):
+    granted = {who: needs_granted(user, team.survey) for who, user in team.users.items()}
+    assert granted["owner"] == {"view", "export", "edit", "manage"}
+    assert granted["editor"] == {"view", "export", "edit"}
+    assert granted["viewer"] == {"view"}
+    assert granted["outsider"] == set()
+    assert granted["staff"] == {"view", "export"}
+
+
+def test_viewers_see_results_but_not_raw_reports(client, team):
+    client.force_login(team.users["viewer"])
+    pk = team.survey.pk
+    assert client.get(reverse("survey_results", args=[pk])).status_code == 200
+    assert client.get(reverse("export_estimates", args=[pk, "csv"])).status_code == 200
+    assert client.get(reverse("export_reports", args=[pk, "csv"])).status_code == 404
+    assert client.get(reverse("survey_detail", args=[pk])).status_code == 404
+    page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
+    assert "Shared pulse" in page and team.survey.get_results_url() in page
+    assert team.survey.get_absolute_url() + '"' not in page  # no builder link for viewers
+    assert "Audit log" not in page and "Invite a member" not in page
+
+
+def test_personal_surveys_stay_personal(client, team):
+    personal = make_survey(team.users["editor"], title="Eddie's own")
+    assert set(surveys_for(team.users["owner"], "view")) == {team.survey}
+    assert set(surveys_for(team.users["editor"], "edit")) == {team.survey, personal}
+    client.force_login(team.users["editor"])
+    listing = client.get(reverse("survey_list")).content.decode()
+    assert "Eddie&#x27;s own" in listing and "Shared pulse" in listing
+
+
+def test_moving_a_personal_survey_into_the_workspace(client, team):
+    personal = make_survey(team.users["editor"], title="Eddie's own")
+    client.force_login(team.users["editor"])
+    client.post(reverse("workspace_add_survey", args=[team.workspace.pk]), {"survey": personal.pk})
+    personal.refresh_from_db()
+    assert personal.workspace == team.workspace
+    assert get_survey_for(team.users["viewer"], personal.pk, "view") == personal
+    # Someone else's personal survey cannot be moved in.
+    foreign = make_survey(team.users["outsider"], title="Oscar's")
+    response = client.post(reverse("workspace_add_survey", args=[team.workspace.pk]), {"survey": foreign.pk})
+    assert response.status_code == 400
+    foreign.refresh_from_db()
+    assert foreign.workspace is None
+
+
+def test_viewers_cannot_move_surveys_in(client, team):
+    personal = make_survey(team.users["viewer"], title="Vera's")
+    client.force_login(team.users["viewer"])
+    response = client.post(reverse("workspace_add_survey", args=[team.workspace.pk]), {"survey": personal.pk})
+    assert response.status_code == 404
+    assert Survey.objects.get(pk=personal.pk).workspace is None
+
+
+def test_the_audit_log_records_builder_edits_transitions_and_exports(client, team):
+    client.force_login(team.users["editor"])
+    pk = team.survey.pk
+    client.post(
+        reverse("survey_settings", args=[pk]),
+        {"title": "Shared pulse 2", "expected_respondents": "500", "description": ""},
+    )
+    client.post(reverse("survey_close", args=[pk]))
+    client.get(reverse("export_reports", args=[pk, "csv"]))
+    client.post(reverse("survey_settings", args=[pk]), {"title": ""})  # invalid: nothing changes
+    entries = list(AuditEntry.objects.filter(workspace=team.workspace).order_by("pk"))
+    assert [(e.actor_name, e.action) for e in entries] == [
+        ("eddie", "edited"),
+        ("eddie", "closed"),
+        ("eddie", "exported"),
+    ]
+    assert entries[2].detail == "reports.csv"
+    client.force_login(team.users["owner"])
+    page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
+    assert "Audit log" in page and page.count("data-audit-action") == 3
+
+
+def test_refused_requests_log_nothing(client, team):
+    client.force_login(team.users["viewer"])
+    client.post(reverse("survey_close", args=[team.survey.pk]))
+    client.get(reverse("export_reports", args=[team.survey.pk, "json"]))
+    assert not AuditEntry.objects.exists()
+
+
+def test_the_survey_page_names_its_workspace(client, team):
+    client.force_login(team.users["owner"])
+    page = client.get(reverse("survey_detail", args=[team.survey.pk])).content.decode()
+    assert "data-workspace" in page and team.workspace.get_absolute_url() in page
+
+
+def test_workspace_pages_speak_korean(client, team):
+    client.force_login(team.users["owner"])
+    client.cookies["django_language"] = "ko"
+    page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
+    assert "감사 기록" in page and "구성원 초대" in page
