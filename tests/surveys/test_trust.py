@@ -17,6 +17,7 @@ from django.db import connection
 from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from config.env import envcache, envproxies
 from surveys import accounts, checks
@@ -156,6 +157,15 @@ def test_axes_counts_the_same_client_under_a_pseudonym(proxies, rf, organizer):
     assert PASSWORD not in attempt.post_data
 
 
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """The login delay is measured in seconds on axes' clock: stopped, a slow machine cannot let
+    a 1 s delay lapse between two requests of a test (it did, under load)."""
+    instant = timezone.now()
+    for clock in ("axes.handlers.proxy.now", "axes.attempts.now", "django.utils.timezone.now"):
+        monkeypatch.setattr(clock, lambda: instant)
+
+
 def wrong(client, username="alice"):
     return client.post(reverse("login"), {"username": username, "password": "wrong password"})
 
@@ -164,6 +174,7 @@ def right(client, username="alice"):
     return client.post(reverse("login"), {"username": username, "password": PASSWORD})
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_strangers_wrong_passwords_do_not_stop_the_owner_on_their_usual_client(organizer):
     owner = client_at("198.51.100.20")
     assert right(owner).status_code == 302
@@ -178,6 +189,7 @@ def test_strangers_wrong_passwords_do_not_stop_the_owner_on_their_usual_client(o
     assert AccessAttempt.objects.filter(username="alice").count() == 5
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_the_delay_per_account_doubles_up_to_its_cap(organizer, settings):
     settings.LOGIN_DELAY = (2, 8)
     waits = []
@@ -193,6 +205,7 @@ def test_the_delay_per_account_doubles_up_to_its_cap(organizer, settings):
     assert right(client_at("192.0.2.100")).status_code == 302
 
 
+@pytest.mark.usefixtures("frozen_clock")
 def test_the_throttled_delay_speaks_korean(organizer):
     for number in range(6):
         wrong(client_at(f"203.0.113.{number}"))
