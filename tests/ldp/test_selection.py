@@ -32,16 +32,16 @@ def test_a_report_count_half_is_a_random_half_of_the_reports():
 
 
 def test_the_choice_is_a_function_of_the_tally():
-    mechanism = make_mechanism("subset", k=10, epsilon=1.0)
-    tallies = mechanism.sample_tallies(np.full(10, 100), 3, rng=2)
-    first = choose_estimators(mechanism, tallies, 1000)
-    assert first == choose_estimators(mechanism, tallies, 1000)
+    mechanism = make_mechanism("subset", k=5, epsilon=1.0)
+    tallies = mechanism.sample_tallies(np.full(5, 100), 2, rng=2)
+    first = choose_estimators(mechanism, tallies, 500)
+    assert first == choose_estimators(mechanism, tallies, 500)
     assert set(first) <= set(candidates(mechanism))
 
 
 def test_the_cross_fit_estimate_is_consistent():
     mechanism = make_mechanism("krr", k=5, epsilon=2.0)
-    tallies = mechanism.sample_tallies(np.array([400, 300, 200, 100, 0]), 4, rng=5)
+    tallies = mechanism.sample_tallies(np.array([400, 300, 200, 100, 0]), 2, rng=5)
     shares = estimate_proportions(mechanism, tallies, 1000, "cross-fit")
     assert np.allclose(shares.sum(axis=1), 1) and np.all(shares >= 0)
 
