@@ -2,6 +2,7 @@
 
     make bench-peers          # builds bench/.venv-peers, then runs this module in it
     python -m bench.peers [--repetitions R] [--peer-repetitions R'] [--grid seed004|zipf20]
+    python -m bench.peers --shapes [SHAPE ...] --repetitions R   # Murmur only: auto vs fixed estimators
 
 Peers, installed from PyPI into their own virtualenv (never vendored): pure-LDP 1.2.0 and
 multi-freq-ldpy 0.2.5, which need numpy 2.2.x, xxhash 3.x, scikit-learn and statsmodels. Each
@@ -55,6 +56,7 @@ EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
 def zipf(k: int, exponent: float = 1.1) -> np.ndarray:
+    """Shares proportional to 1 / rank^exponent."""
     weights = 1.0 / np.arange(1, k + 1) ** exponent
     return weights / weights.sum()
 
@@ -140,6 +142,7 @@ MURMUR = {
     "Murmur advisor (Norm-Sub)": ("auto", "norm-sub"),
     "Murmur advisor (clip)": ("auto", "clip"),
     "Murmur advisor (IBU)": ("auto", "ibu"),
+    "Murmur advisor (cross-fit)": ("auto", "cross-fit"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -268,6 +271,102 @@ def grid_summary(summary: list[tuple], label: str = "auto", against: str = "best
     return "\n".join(lines)
 
 
+#: Answer shapes for the default's check against fixed estimators (issue 29; Murmur only, no peers).
+SHAPE_OPTIONS = (2, 5, 20, 64)
+SHAPE_SIZES = (100, 1000, 10_000, 100_000)
+SHAPE_EPSILONS = (0.1, 1.0, 5.0)
+FIXED_ESTIMATORS = ("norm-sub", "clip", "eb", "ibu")
+
+
+def bimodal(k: int) -> np.ndarray:
+    """Two bumps, at a quarter and three quarters of the options."""
+    x = np.arange(k)
+    width = k / 10 + 0.5
+    weights = np.exp(-0.5 * ((x - k / 4) / width) ** 2) + np.exp(-0.5 * ((x - 3 * k / 4) / width) ** 2)
+    return weights / weights.sum()
+
+
+SHAPES: dict[str, Callable[[int], np.ndarray]] = {
+    "uniform": lambda k: np.full(k, 1.0 / k),
+    "Zipf 0.5": lambda k: zipf(k, 0.5),
+    "Zipf 1.1": zipf,
+    "Zipf 2": lambda k: zipf(k, 2.0),
+    "geometric 0.7": geometric,
+    "point mass": lambda k: np.eye(k)[0],
+    "bimodal": bimodal,
+    "Dirichlet(1)": lambda k: np.random.default_rng([29, k]).dirichlet(np.ones(k)),
+}
+
+
+def shape_grid(repetitions: int, shapes: list[str] | None = None, cross_fit: bool = False) -> None:
+    """Per answer shape: the default ("auto") against the best fixed estimator of that shape's grid.
+
+    For each shape, a grid of k in SHAPE_OPTIONS, n in SHAPE_SIZES, epsilon in SHAPE_EPSILONS, the
+    advisor's mechanism; every estimator scores the same tallies (paired repetitions). The best
+    fixed estimator of a shape is the one of FIXED_ESTIMATORS with the lowest mean over the grid of
+    its error divided by the cell's best fixed error; the table gives auto's mean ratio to it, the
+    paired standard error (per cell, sd(a_i - r b_i) / (sqrt(R) mean b), combined over cells), the
+    worst cell, and the cells where auto loses by more than 2 standard errors.
+    """
+    extra = " mean cross-fit / it | ± SE |" if cross_fit else ""
+    print(
+        "| answers | best fixed estimator | mean auto / it | ± SE | worst cell (k, n, ε) | ratio "
+        "| cells losing > 2 SE |" + extra
+    )
+    print("|---|---|---:|---:|---|---:|---:|" + ("---:|---:|" if cross_fit else ""))
+    for shape in shapes or list(SHAPES):
+        cells = []
+        for k in SHAPE_OPTIONS:
+            for n in SHAPE_SIZES:
+                counts = np.random.default_rng([29, k, n]).multinomial(n, SHAPES[shape](k))
+                for epsilon in SHAPE_EPSILONS:
+                    best = recommend(k, epsilon, n).best
+                    mechanism = make_mechanism(best.mechanism, k=k, epsilon=epsilon, **best.params)
+                    rng = np.random.default_rng([29, k, n, int(10 * epsilon)])
+                    tallies = mechanism.sample_tallies(counts, repetitions, rng=rng)
+                    errors = {
+                        name: np.abs(estimate_proportions(mechanism, tallies, n, name) - counts / n).max(axis=1)
+                        for name in ("auto", *(("cross-fit",) if cross_fit else ()), *FIXED_ESTIMATORS)
+                        if name != "ibu" or mechanism.name in ("krr", "subset", "oue", "sue", "olh")
+                    }
+                    cells.append(((k, n, epsilon), errors))
+        fixed = [name for name in FIXED_ESTIMATORS if all(name in errors for _, errors in cells)]
+        scores = {
+            name: np.mean([floor(e[name].mean()) / floor(min(e[f].mean() for f in fixed)) for _, e in cells])
+            for name in fixed
+        }
+        chosen = min(scores, key=scores.__getitem__)
+        ratios, ses = paired_ratios(cells, "auto", chosen)
+        columns = ""
+        if cross_fit:
+            cross, cross_ses = paired_ratios(cells, "cross-fit", chosen)
+            columns = f" {cross.mean():.3f} | {np.sqrt(np.sum(cross_ses**2)) / cross.size:.3f} |"
+        worst = int(np.argmax(ratios))
+        losing = int(np.sum(ratios - 2 * ses > 1))
+        k, n, epsilon = cells[worst][0]
+        print(
+            f"| {shape} | {chosen} | {ratios.mean():.3f} | {np.sqrt(np.sum(ses**2)) / ratios.size:.3f} "
+            f"| {k}, {n}, {epsilon:g} | {ratios[worst]:.2f} ± {ses[worst]:.2f} | {losing} of {ratios.size} |" + columns,
+            flush=True,
+        )
+
+
+def paired_ratios(cells: list, label: str, against: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, mean error of ``label`` over ``against``'s, and its paired standard error."""
+    ratios, ses = [], []
+    for _, e in cells:
+        a, b = e[label], e[against]
+        r = floor(a.mean()) / floor(b.mean())
+        ratios.append(r)
+        ses.append(np.std(a - r * b, ddof=1) / np.sqrt(a.size) / floor(b.mean()))
+    return np.array(ratios), np.array(ses)
+
+
+def floor(error: float) -> float:
+    """Errors below a millionth of a share count as a millionth (a point mass is often hit exactly)."""
+    return max(float(error), 1e-6)
+
+
 CACHE = Path(__file__).with_name(".peers-cache")
 
 
@@ -300,7 +399,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     parser.add_argument("--peers-only", action="store_true", help="only fill the peers' cache")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="peer cells run in parallel")
+    parser.add_argument("--shapes", nargs="*", help="instead: auto against fixed estimators on these answer shapes")
+    parser.add_argument("--cross-fit", action="store_true", help="--shapes: score the cross-fit estimator too (slow)")
     args = parser.parse_args()
+    if args.shapes is not None:
+        shape_grid(args.repetitions, [s for s in args.shapes if s] or None, args.cross_fit)
+        return
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
     summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}

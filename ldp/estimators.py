@@ -10,6 +10,8 @@
   probabilities proportional to A f. For k-RR it is the MLE; for the others a pseudo-likelihood
   (each report supports several options, and their dependence is ignored).
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
+* ``"cross-fit"``: per tally, whichever of Norm-Sub, clipping, ``"eb"`` and ``"ibu"`` has the
+  smallest error estimated by splitting the tally's reports in two (:mod:`ldp.selection`).
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
   test does not reject evenly spread answers (:func:`~ldp.consistency.evenness_p_value`), else Norm-Sub or
   clip-and-renormalize, chosen by a parametric bootstrap of the largest error
@@ -62,8 +64,10 @@ __all__ = [
 ]
 
 #: Consistent estimators, by name; "unbiased" is A^-1 z_bar itself; "auto" picks "eb", Norm-Sub
-#: or clip per tally (:meth:`~ldp.mechanisms.Mechanism.automatic_consistency`).
-ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb", "ibu")
+#: or clip per tally (:meth:`~ldp.mechanisms.Mechanism.automatic_consistency`); "cross-fit" picks among
+#: Norm-Sub, clip, "eb" and "ibu" per tally by their cross-fitted error (:mod:`ldp.selection`; not the
+#: default: docs/experiments/estimator-selection.md).
+ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb", "ibu", "cross-fit")
 
 #: Mechanisms whose tally counts, per option, the reports that support it, with a response matrix
 #: A = (a - b) I + b: :func:`support_bayesian_update` applies to them.
@@ -204,6 +208,10 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     if estimator == "mle":
         result = maximum_likelihood(mechanism, rows)
+    elif estimator == "cross-fit":
+        from ldp.selection import select
+
+        result = select(mechanism, rows, n)
     elif estimator == "ibu":
         result = support_bayesian_update(mechanism, rows)
     else:

@@ -4,7 +4,7 @@ Full repetitions by default (seed 004: 3000; seed 001: 10; seed 002: 10,000 and 
 coverage of Murmur's bands: 2000; consistency adjustments: 200; numeric mean estimation: 2000;
 poisoning: 500 per attack, 2000 per false-alarm row; free text with RAPPOR and CMS: 50 surveys per
 size, and 100,000 simulated observers per round; multi-select: 200, cross-tabs: 500; simultaneous
-bands: 2000);
+bands: 2000; adaptive two-phase designs: 100);
 ``--quick`` divides them by 10 for a run of about a minute. Results go to ``--out``
 (docs/experiments by default): CSV tables and PNG figures.
 """
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from ldp.experiments import (
+    adaptive,
     adjustment,
     central,
     coverage,
@@ -44,6 +45,7 @@ def main() -> None:
             "rappor",
             "multiselect",
             "simultaneous",
+            "adaptive",
             "all",
         ],
         nargs="?",
@@ -58,7 +60,7 @@ def main() -> None:
     scale = 10 if args.quick else 1
     everything = [
         *("survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "rappor"),
-        *("multiselect", "simultaneous"),
+        *("multiselect", "simultaneous", "adaptive"),
     ]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
@@ -80,6 +82,8 @@ def main() -> None:
             print(multiselect.markdown_crosstab(multiselect.run_crosstab(args.out, repetitions=500 // scale)))
         elif name == "simultaneous":
             print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
+        elif name == "adaptive":
+            print(adaptive.markdown(adaptive.run(args.repetitions or 100 // scale, args.out)))
         elif name == "adjustment":
             grid = dict(adjustment.LARGE_K_GRID if args.large_k else {})
             if args.options:

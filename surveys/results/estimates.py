@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 import ldp
 from ldp.estimates import FrequencyEstimate, Interval
+from ldp.intervals import containing
 from ldp.multiselect import SharesEstimate
 from ldp.numeric import MeanEstimate
 from ldp.textreports import CandidateCounts
@@ -135,10 +136,10 @@ class QuestionResult:
 
     def bands(self, kind: EstimateKind, bands: str) -> Interval:
         """The 95 % bands drawn: each option's own (``estimate(kind)``'s), or the joint ones."""
-        if bands == "joint" and self.joint is not None:
-            return self.joint
         estimate = self.estimate(kind)
         assert estimate is not None
+        if bands == "joint" and self.joint is not None:
+            return containing(self.joint, estimate.proportions)  # the point shown stays inside its band
         return Interval(*estimate.confidence_interval(0.95))
 
 
