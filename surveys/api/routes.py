@@ -22,7 +22,7 @@ from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for_owner, get_survey_for_results
+from surveys.access import get_question_for_owner, get_survey_for_owner, get_survey_for_results, surveys_for
 from surveys.accounts import may_publish
 from surveys.api import schemas
 from surveys.api.auth import read_token, write_token
@@ -117,8 +117,8 @@ def form_data(values: dict[str, Any], lists: dict[str, str] | None = None) -> di
 
 @router.get("/surveys", response={200: list[schemas.SurveyOut], **ERRORS}, auth=read_token, tags=["surveys"])
 def list_surveys(request: HttpRequest) -> Any:
-    """The token owner's surveys, newest first."""
-    surveys = Survey.objects.filter(owner=token_owner(request)).select_related("series")
+    """The surveys the token's owner may edit (their own and their workspaces'), newest first."""
+    surveys = surveys_for(token_owner(request), "edit").select_related("series")
     return [survey_out(request, survey) for survey in surveys]
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from surveys.access import get_survey_for_results
+from surveys.access import get_survey_for
 from surveys.models import Survey
 from surveys.results.r_script import r_script
 from surveys.results.stats_exports import dta_bytes, sav_bytes
@@ -24,7 +24,7 @@ FORMATS: dict[str, tuple[Callable[[Survey], bytes], str]] = {
 
 
 def stats_export(request: HttpRequest, survey_id: int, name: str) -> HttpResponse:
-    survey = get_survey_for_results(request.user, survey_id)
+    survey = get_survey_for(request.user, survey_id, "export")  # raw reports: not for viewers
     write, content_type = FORMATS[name]
     response = HttpResponse(write(survey), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="survey-{survey.pk}-{name}"'
