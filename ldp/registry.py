@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 from ldp.families import (
     FAMILIES,
+    FILLS,
     NAMES,
     TWO_OPTIONS,
     Candidate,
@@ -96,6 +97,7 @@ from ldp.textreports import TextReports, make_text_mechanism
 
 __all__ = [
     "FAMILIES",
+    "FILLS",
     "NAMES",
     "TWO_OPTIONS",
     "Candidate",

@@ -5,6 +5,7 @@ from django.urls import path, register_converter
 from surveys.views import (
     accounts,
     author,
+    branching,
     crosstab,
     dashboard,
     exports,
@@ -57,6 +58,7 @@ urlpatterns = [
     path("surveys/<int:survey_id>/questions/<int:question_id>/edit/", author.question_edit, name="question_edit"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/delete/", author.question_delete, name="question_delete"),
     path("surveys/<int:survey_id>/questions/<int:question_id>/move/", author.question_move, name="question_move"),
+    path("surveys/<int:survey_id>/questions/<int:question_id>/logic/", branching.question_logic, name="question_logic"),
     path("surveys/<int:survey_id>/pairs/new/", author.pair_add, name="pair_add"),
     path("surveys/<int:survey_id>/matrices/new/", author.matrix_add, name="matrix_add"),
     path("surveys/<int:survey_id>/matrices/<int:matrix_id>/move/", author.matrix_move, name="matrix_move"),

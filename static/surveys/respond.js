@@ -17,6 +17,7 @@
  * new stream's epsilon_inf, before anything is sent.
  */
 
+import { fillAnswer, shownQuestions, shuffledOrder } from "../ldp/branching.js";
 import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
 import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
@@ -44,6 +45,41 @@ function setUp(form) {
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
   fieldsets.forEach(limitChoices);
+  // Display logic (never sent): conditions on earlier answers, and per-respondent option orders.
+  /** @type {Record<string, {show_if?: any, shuffle_options?: boolean, keep_last?: boolean}>} */
+  const logic = JSON.parse(document.getElementById("murmur-logic")?.textContent || "{}");
+  const order = fieldsets.map((f) => Number(f.dataset.questionId));
+  const conditions = new Map(
+    Object.entries(logic)
+      .filter(([, rules]) => rules.show_if)
+      .map(([question, rules]) => [Number(question), rules.show_if]),
+  );
+  const sources = new Set([...conditions.values()].map((c) => Number(c.question)));
+  const visibleQuestions = () => {
+    const answers = new Map(
+      fieldsets.map((f) => {
+        const answer = readAnswer(f);
+        return [Number(f.dataset.questionId), answer && !("refused" in answer) ? answer : null];
+      }),
+    );
+    return shownQuestions(order, conditions, answers);
+  };
+  const showQuestions = () => {
+    const shown = new Set(visibleQuestions());
+    for (const fieldset of fieldsets) fieldset.hidden = !shown.has(Number(fieldset.dataset.questionId));
+  };
+  for (const fieldset of fieldsets) {
+    const rules = logic[fieldset.dataset.questionId || ""];
+    if (rules && rules.shuffle_options) shuffleOptions(fieldset, Boolean(rules.keep_last));
+  }
+  if (conditions.size) {
+    showQuestions();
+    form.addEventListener("change", showQuestions);
+    form.addEventListener("input", showQuestions);
+    form.addEventListener("click", (event) => {
+      if (/** @type {HTMLElement} */ (event.target).closest("[data-clear]")) showQuestions();
+    });
+  }
 
   const submitButton = /** @type {HTMLButtonElement} */ (form.querySelector("[data-submit]"));
   const errorBox = /** @type {HTMLElement} */ (form.querySelector("[data-error]"));
@@ -77,43 +113,59 @@ function setUp(form) {
       return;
     }
     const random = cryptoRandomSource();
-    const reports = [];
     // Every answer is read and checked first: one refused number stops the submission before
-    // anything is randomized.
-    const answers = fieldsets.map((fieldset) => ({ fieldset, answer: readAnswer(fieldset) }));
+    // anything is randomized. A question not shown (its condition does not hold) counts as unanswered.
+    const shown = new Set(visibleQuestions());
+    const answers = fieldsets.map((fieldset) => ({
+      fieldset,
+      answer: shown.has(Number(fieldset.dataset.questionId)) ? readAnswer(fieldset) : null,
+    }));
     const outOfRange = answers.find(({ answer }) => answer !== null && "refused" in answer);
     if (outOfRange && outOfRange.answer && "refused" in outOfRange.answer) {
       showError(errorBox, outOfRange.answer.refused);
       return;
     }
-    for (const { fieldset, answer } of answers) {
-      const entry = specs.get(Number(fieldset.dataset.questionId));
-      if (!entry || answer === null || "refused" in answer) continue;
-      const report = await buildReport(entry, answer, { random });
-      reports.push({ question: entry.question, version: entry.version, report });
+    if (answers.every(({ answer }) => answer === null)) {
+      showError(errorBox, gettext("Answer at least one question before sending."));
+      return;
+    }
+    // A question that decides whether others are shown must be answered where it is shown, so that
+    // "asked" means exactly "its condition held" (the estimates among those asked rely on it).
+    const undecided = answers.find(
+      ({ fieldset, answer }) => answer === null && sources.has(Number(fieldset.dataset.questionId)) && shown.has(Number(fieldset.dataset.questionId)),
+    );
+    if (undecided) {
+      showError(errorBox, interpolate(gettext("Answer %(question)s: whether later questions are asked depends on it."), { question: legendOf(undecided.fieldset) }, true));
+      return;
     }
     // A declared pair's two questions have no spec of their own: their answers are randomized together.
     const pairs = pairedAnswers(answers);
-    const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null));
+    const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null) && shown.has(Number(first.fieldset.dataset.questionId)) && shown.has(Number(second.fieldset.dataset.questionId)));
     if (half) {
       showError(errorBox, interpolate(gettext("Answer both %(first)s and %(second)s, or leave both empty: they are sent together."), { first: legendOf(half.first.fieldset), second: legendOf(half.second.fieldset) }, true));
       return;
     }
-    for (const { pair, first, second } of pairs) {
-      const entry = specs.get(pair);
-      if (!entry || !first.answer || !second.answer || !("index" in first.answer) || !("index" in second.answer)) continue;
-      const k1 = Number(first.fieldset.dataset.options);
-      const k2 = Number(second.fieldset.dataset.options);
-      const index = pairAnswer(entry.spec, k1, k2, first.answer.index, second.answer.index);
-      // In a recurring survey a dBitFlip pair is memoized like any dBitFlip question (its spec entry
-      // carries the memo block and the page promises its longitudinal bound): the joint answer's
-      // buckets and bits come from the device secret, and only the flip is drawn afresh each round.
-      const report = await buildReport(entry, { index }, { random });
+    const byQuestion = new Map(answers.map((a) => [Number(a.fieldset.dataset.questionId), a.answer]));
+    const byPair = new Map(pairs.map((p) => [p.pair, p]));
+    // One report for every question of the survey, in the page's spec order, whatever was shown
+    // or answered: a question not shown or skipped sends the report of its fill answer
+    // (static/ldp/branching.js), so the body's shape never depends on the path.
+    const reports = [];
+    for (const entry of specs.values()) {
+      const pair = byPair.get(entry.question);
+      /** @type {any} */
+      let answer = byQuestion.get(entry.question) ?? null;
+      if (pair) {
+        const { first, second } = pair;
+        answer =
+          first.answer && second.answer && "index" in first.answer && "index" in second.answer
+            ? { index: pairAnswer(entry.spec, Number(first.fieldset.dataset.options), Number(second.fieldset.dataset.options), first.answer.index, second.answer.index) }
+            : null;
+      }
+      // In a recurring survey a memoized question (a dBitFlip pair too) is randomized in two layers
+      // from the device secret (report.js); a fill answer goes the same way.
+      const report = await buildReport(entry, answer ?? fillAnswer(entry.spec, random), { random });
       reports.push({ question: entry.question, version: entry.version, report });
-    }
-    if (reports.length === 0) {
-      showError(errorBox, gettext("Answer at least one question before sending."));
-      return;
     }
     submitButton.disabled = true;
     try {
@@ -121,7 +173,7 @@ function setUp(form) {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": form.dataset.csrfToken || "" },
-        body: JSON.stringify(invite ? { token: form.dataset.token, reports, invite } : { token: form.dataset.token, reports }),
+        body: padded(JSON.stringify(invite ? { token: form.dataset.token, reports, invite } : { token: form.dataset.token, reports })),
       });
       const data = await response.json().catch(() => ({}));
       if (!response.ok) {
@@ -163,6 +215,35 @@ async function checkPins(specs, fieldsets) {
     if (legend) legend.after(notice);
     else fieldset.prepend(notice);
   }
+}
+
+/**
+ * Show a question's options in a random order of this respondent's (crypto.getRandomValues), the
+ * last one kept last if asked ("None of these"). Each option keeps its data-option-index, so the
+ * answer and its report are the same whatever the order, and nothing about the order is sent.
+ * @param {HTMLElement} fieldset
+ * @param {boolean} keepLast
+ */
+function shuffleOptions(fieldset, keepLast) {
+  const group = fieldset.querySelector("[role=radiogroup], [data-max-choices]");
+  if (!group) return;
+  const options = [...group.querySelectorAll(":scope > label.option")];
+  if (options.length < 2) return;
+  const anchor = options[options.length - 1].nextSibling;
+  const order = shuffledOrder(options.length, cryptoRandomSource(), keepLast ? 1 : 0);
+  for (const index of order) group.insertBefore(options[index], anchor);
+  fieldset.dataset.shuffled = "";
+}
+
+/**
+ * The body padded with trailing spaces (JSON ignores them) to a multiple of 512 bytes. Its length
+ * is already a function of the randomized reports only; padding makes it the same on every path
+ * of a survey whose reports have fixed widths.
+ * @param {string} body
+ */
+function padded(body) {
+  const size = new TextEncoder().encode(body).length;
+  return body + " ".repeat((512 - (size % 512)) % 512);
 }
 
 /**
