@@ -20,6 +20,7 @@
 import { fillAnswer, shownQuestions, shuffledOrder } from "../ldp/branching.js";
 import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
+import { capCheck, readCap, readLedger } from "../ldp/ledger.js";
 import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { refusalReason } from "./promise.js";
@@ -96,6 +97,13 @@ function setUp(form) {
   const numberOf = (/** @type {number} */ question) => 1 + fieldsets.findIndex((f) => Number(f.dataset.questionId) === question);
   const refusal = refusalReason([...specs.values()], promise, numberOf);
   if (refusal) showError(errorBox, refusal);
+  // The respondent's own limit (set on the ledger page, kept in this browser): said before sending.
+  const capWarning = /** @type {HTMLElement | null} */ (form.querySelector("[data-cap-warning]"));
+  const overCap = form.dataset.previewing === undefined ? capOf(Number(promise.total) || 0) : null;
+  if (capWarning && overCap) {
+    /** @type {HTMLElement} */ (capWarning.querySelector("[data-cap-text]")).textContent = overCap;
+    capWarning.hidden = false;
+  }
   const pinned = refusal ? Promise.resolve() : checkPins(specs, fieldsets);
 
   form.addEventListener("submit", async (event) => {
@@ -110,6 +118,11 @@ function setUp(form) {
   async function submit() {
     if (refusal) {
       showError(errorBox, refusal);
+      return;
+    }
+    const override = /** @type {HTMLInputElement | null} */ (form.querySelector("[data-cap-override]"));
+    if (overCap && !(override && override.checked)) {
+      showError(errorBox, gettext("Nothing was sent: this survey would take you above your own limit. Tick “Send anyway” to send it."));
       return;
     }
     const random = cryptoRandomSource();
@@ -214,6 +227,27 @@ async function checkPins(specs, fieldsets) {
     const legend = fieldset.querySelector("legend");
     if (legend) legend.after(notice);
     else fieldset.prepend(notice);
+  }
+}
+
+/**
+ * What the page says when sending would take this browser's ledger above the respondent's own
+ * limit (ledger.js capCheck); null when there is no limit or it is not exceeded. Every question
+ * counts, also one skipped or not asked, since each sends a report.
+ * @param {number} total  the survey's stated ε
+ * @returns {string | null}
+ */
+function capOf(total) {
+  try {
+    const check = capCheck(readLedger(), total, readCap());
+    if (!check.exceeds || check.cap === null) return null;
+    return interpolate(
+      gettext("This survey spends ε = %(total)s (every question counts, also one you skip, as each sends a report). Your ledger holds ε = %(spent)s, so sending would take you to ε = %(after)s, above your own limit of ε = %(cap)s. You can leave without sending."),
+      { total: total.toFixed(2), spent: check.spent.toFixed(2), after: check.after.toFixed(2), cap: String(check.cap) },
+      true,
+    );
+  } catch {
+    return null;
   }
 }
 
