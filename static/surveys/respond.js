@@ -73,6 +73,7 @@ function setUp(form) {
     const rules = logic[fieldset.dataset.questionId || ""];
     if (rules && rules.shuffle_options) shuffleOptions(fieldset, Boolean(rules.keep_last));
   }
+  shuffleBlocks(fieldsets, logic);
   if (conditions.size) {
     showQuestions();
     form.addEventListener("change", showQuestions);
@@ -267,6 +268,39 @@ function shuffleOptions(fieldset, keepLast) {
   const order = shuffledOrder(options.length, cryptoRandomSource(), keepLast ? 1 : 0);
   for (const index of order) group.insertBefore(options[index], anchor);
   fieldset.dataset.shuffled = "";
+}
+
+/**
+ * Show each block of neighbouring questions (the same `block` name in their logic) in a random order
+ * of this respondent's, keeping the numbers in reading order. Conditions and reports follow the
+ * survey's order, never the shown one, so nothing about the order is sent.
+ * @param {HTMLElement[]} fieldsets
+ * @param {Record<string, {block?: string}>} logic
+ */
+function shuffleBlocks(fieldsets, logic) {
+  /** @type {HTMLElement[][]} */
+  const blocks = [];
+  let previous = "";
+  for (const fieldset of fieldsets) {
+    const name = logic[fieldset.dataset.questionId || ""]?.block || "";
+    const last = blocks[blocks.length - 1];
+    if (name && name === previous && last && last[last.length - 1].nextElementSibling === fieldset) last.push(fieldset);
+    else if (name) blocks.push([fieldset]);
+    previous = name;
+  }
+  for (const block of blocks.filter((b) => b.length > 1)) {
+    const legends = block.map((f) => f.querySelector(":scope > legend"));
+    const numbers = legends.map((legend) => (legend?.textContent || "").match(/^\s*\d+\.\s*/)?.[0] || "");
+    const anchor = block[block.length - 1].nextSibling;
+    const parent = /** @type {Node} */ (block[0].parentNode);
+    const order = shuffledOrder(block.length, cryptoRandomSource());
+    order.forEach((index, position) => {
+      parent.insertBefore(block[index], anchor);
+      const legend = legends[index];
+      if (legend && numbers[position]) legend.textContent = numbers[position] + (legend.textContent || "").replace(/^\s*\d+\.\s*/, "");
+      block[index].dataset.shuffled = "";
+    });
+  }
 }
 
 /**

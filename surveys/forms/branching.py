@@ -53,6 +53,14 @@ class LogicForm(forms.Form):
         label=gettext_lazy("Show the options in a random order for each respondent"), required=False
     )
     keep_last = forms.BooleanField(label=gettext_lazy("Keep the last option last"), required=False)
+    block = forms.CharField(
+        label=gettext_lazy("Random-order block"),
+        help_text=gettext_lazy(
+            "Neighbouring questions with the same block name are shown in a random order for each respondent."
+        ),
+        max_length=20,
+        required=False,
+    )
 
     def __init__(self, *args: Any, question: Question, questions: list[Question], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -81,6 +89,7 @@ class LogicForm(forms.Form):
             del self.fields["shuffle_options"], self.fields["keep_last"]
         for name in self.fields:
             self.fields[name].widget.attrs.setdefault("id", f"id_logic_{question.pk}_{name}")
+        self.fields["block"].widget.attrs["aria-describedby"] = f"id_logic_{question.pk}_block-hint"
 
     def clean(self) -> dict[str, Any]:
         super().clean()  # Form.clean returns self.cleaned_data; the stubs allow None
@@ -130,4 +139,6 @@ class LogicForm(forms.Form):
         if data.get("shuffle_options"):
             logic["shuffle_options"] = True
             logic["keep_last"] = bool(data.get("keep_last"))
+        if data.get("block", "").strip():
+            logic["block"] = data["block"].strip()
         return logic

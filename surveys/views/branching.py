@@ -84,6 +84,7 @@ def panel_context(survey: Survey, request: HttpRequest | None = None) -> dict[st
         initial: dict[str, Any] = {
             "shuffle_options": rules.get("shuffle_options", False),
             "keep_last": rules.get("keep_last", False),
+            "block": rules.get("block", ""),
         }
         if condition is not None:
             initial["source"] = condition.question
@@ -92,8 +93,6 @@ def panel_context(survey: Survey, request: HttpRequest | None = None) -> dict[st
             else:
                 initial |= {"low": condition.low, "high": condition.high}
         form = LogicForm(initial=initial, question=question, questions=questions)
-        if not form.sources and "shuffle_options" not in form.fields:
-            continue
         rows.append(
             {
                 "question": question,

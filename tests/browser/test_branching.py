@@ -159,3 +159,22 @@ def test_the_respondents_own_limit_is_said_before_sending(live_server, page, sur
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
     assert len(bodies) == 1 and "2.5" not in bodies[0] and "cap" not in bodies[0]
+
+
+def test_a_block_of_questions_is_shown_in_a_random_order_numbered_in_reading_order(live_server, page, db):
+    survey = make_survey(make_user("rhea"), title="Order")
+    made = [make_question(survey, text=f"Q-{letter}", options=["a", "b"]) for letter in "ABCD"]
+    for question in made[1:]:
+        question.logic = {"block": "x"}
+        question.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    seen = set()
+    for _ in range(12):
+        page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+        legends = page.locator("fieldset[data-question-id] > legend").all_inner_texts()
+        assert [legend.split(".")[0] for legend in legends] == ["1", "2", "3", "4"]
+        assert legends[0] == "1. Q-A"
+        seen.add(tuple(legend.split(" ")[1] for legend in legends))
+    assert len(seen) > 1
+    ids = page.evaluate("[...document.querySelectorAll('fieldset[data-question-id]')].map((f) => f.dataset.questionId)")
+    assert sorted(map(int, ids)) == sorted(q.pk for q in made)

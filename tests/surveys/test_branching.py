@@ -129,3 +129,11 @@ def test_a_submission_must_carry_every_question(client, survey):
     response = client.post(url, body, content_type="application/json")
     assert response.status_code == 201, response.content
     assert len(response.json()["receipt"]) == 3
+
+
+def test_a_random_order_block_is_saved(organizer_client, survey):
+    first, second, third = questions(survey)
+    for question in (second, third):
+        organizer_client.post(reverse("question_logic", args=[survey.pk, question.pk]), {"block": " opinions "})
+        question.refresh_from_db()
+        assert question.logic == {"block": "opinions"}
