@@ -15,10 +15,11 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from ldp.branching import Condition, parse_condition, paths
+from ldp.branching import Condition, paths
 from surveys.access import get_question_for_owner
 from surveys.forms.branching import LogicForm, branchable
 from surveys.kinds import kind_of
+from surveys.logic import conditions_of
 from surveys.models import Question, Survey
 
 
@@ -37,23 +38,6 @@ def question_logic(request: HttpRequest, survey_id: int, question_id: int) -> Ht
         errors = [str(e) for e in form.non_field_errors()] or [_("That condition cannot be saved.")]
         messages.error(request, " ".join(errors))
     return redirect(f"{question.survey.get_absolute_url()}#logic-{question.pk}")
-
-
-def conditions_of(questions: list[Question]) -> dict[int, Condition]:
-    """The questions' valid conditions by question id (one on a question that is gone, or later, is dropped)."""
-    conditions: dict[int, Condition] = {}
-    seen: set[int] = set()
-    for question in questions:
-        raw = (question.logic or {}).get("show_if")
-        if raw is not None:
-            try:
-                condition = parse_condition(raw)
-            except ValueError:
-                condition = None
-            if condition is not None and condition.question in seen:
-                conditions[question.pk] = condition
-        seen.add(question.pk)
-    return conditions
 
 
 def describe(condition: Condition, numbers: dict[int, int], by_id: dict[int, Question]) -> str:

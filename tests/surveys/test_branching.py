@@ -137,3 +137,16 @@ def test_a_random_order_block_is_saved(organizer_client, survey):
         organizer_client.post(reverse("question_logic", args=[survey.pk, question.pk]), {"block": " opinions "})
         question.refresh_from_db()
         assert question.logic == {"block": "opinions"}
+
+
+def test_a_duplicate_keeps_its_conditions_on_its_own_questions(survey):
+    first, second, _third = questions(survey)
+    second.logic = {"show_if": {"question": first.pk, "in": [0]}, "shuffle_options": True, "keep_last": False}
+    second.save(update_fields=["logic"])
+    copy = actions.do_duplicate_survey(survey)
+    copied = list(copy.questions.all())
+    assert copied[1].logic == {
+        "show_if": {"question": copied[0].pk, "in": [0]},
+        "shuffle_options": True,
+        "keep_last": False,
+    }
