@@ -47,7 +47,7 @@ function setUp(form) {
   fieldsets.forEach(groupRadios);
   fieldsets.forEach(limitChoices);
   // Display logic (never sent): conditions on earlier answers, and per-respondent option orders.
-  /** @type {Record<string, {show_if?: any, shuffle_options?: boolean, keep_last?: boolean}>} */
+  /** @type {Record<string, {show_if?: any, shuffle_options?: boolean, keep_last?: boolean, block?: string}>} */
   const logic = JSON.parse(document.getElementById("murmur-logic")?.textContent || "{}");
   const order = fieldsets.map((f) => Number(f.dataset.questionId));
   const conditions = new Map(
