@@ -180,7 +180,7 @@ def survey(organizer):
 def test_the_answer_page_shows_nameless_checkboxes_with_the_maximum(client, survey):
     html = client.get(reverse("respond", args=[survey.slug])).content.decode()
     form = html.split("data-respond-form")[1].split("</form>")[0]
-    assert form.count('type="checkbox"') == 4 * 5 and "name=" not in form
+    assert form.count('type="checkbox" data-option-index') == 4 * 5 and "name=" not in form
     assert form.count('data-max-choices="2"') == 4 and form.count('data-takes="set"') == 4
     assert " ".join(form.split()).count("Choose all that apply, at most 2.") == 4
     specs = json.loads(html.split('id="murmur-specs" type="application/json">')[1].split("</script>")[0])
@@ -478,7 +478,7 @@ def test_the_preview_checks_set_reports_and_stores_nothing(organizer_client, sur
 
 def test_the_preview_page_shows_the_checkboxes(organizer_client, survey):
     html = organizer_client.get(reverse("survey_preview", args=[survey.pk])).content.decode()
-    assert html.count('type="checkbox"') == 20 and "data-preview" in html
+    assert html.count('type="checkbox" data-option-index') == 20 and "data-preview" in html
 
 
 def test_a_duplicated_survey_keeps_the_multi_select_questions_and_their_maximum(survey):
