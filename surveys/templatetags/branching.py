@@ -14,4 +14,4 @@ register = template.Library()
 
 @register.inclusion_tag("surveys/_branching.html", takes_context=True)
 def branching_panel(context: dict[str, Any], survey: Survey) -> dict[str, Any]:
-    return {**panel_context(survey), "csrf_token": context.get("csrf_token"), "request": context.get("request")}
+    return {**panel_context(survey), "csrf_token": context.get("csrf_token")}

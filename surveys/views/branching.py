@@ -53,7 +53,7 @@ def describe(condition: Condition, numbers: dict[int, int], by_id: dict[int, Que
     }
 
 
-def panel_context(survey: Survey, request: HttpRequest | None = None) -> dict[str, Any]:
+def panel_context(survey: Survey) -> dict[str, Any]:
     """What the builder's logic panel shows: each question's form, and every path through the survey."""
     questions = list(survey.questions.all())
     numbers = {q.pk: index for index, q in enumerate(questions, start=1)}
