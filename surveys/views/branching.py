@@ -15,7 +15,7 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from ldp.branching import Condition, paths
+from ldp.branching import Condition, among_asked, paths
 from surveys.access import get_question_for_owner
 from surveys.forms.branching import LogicForm, branchable
 from surveys.kinds import kind_of
@@ -98,3 +98,28 @@ def panel_context(survey: Survey) -> dict[str, Any]:
                 }
             )
     return {"survey": survey, "logic_rows": rows, "paths": previews, "question_count": len(questions)}
+
+
+def among_asked_view(estimate: Any, first: Question, second: Question) -> dict[str, Any] | None:
+    """The cross-tab page's "among those asked" figures when ``second`` is shown only for some options
+    of ``first`` (:func:`ldp.branching.among_asked`): the share asked and the second question's shares
+    among them, with 95 % bands. None when the second question has no such condition on the first."""
+    condition = conditions_of([first, second]).get(second.pk)
+    if condition is None or condition.question != first.pk or condition.operator != "in":
+        return None
+    rows = [i for i in condition.values if i < first.k]
+    if not rows:
+        return None
+    found = among_asked(estimate, rows)
+    if not found.asked > 0:
+        return None
+    shares = [
+        {"label": label, "estimate": float(share), "low": float(low), "high": float(high)}
+        for label, share, low, high in zip(second.options, found.shares, found.bands.low, found.bands.high, strict=True)
+    ]
+    return {
+        "answers": [first.options[i] for i in rows],
+        "asked": found.asked,
+        "asked_band": found.asked_band,
+        "shares": shares,
+    }

@@ -150,3 +150,28 @@ def test_a_duplicate_keeps_its_conditions_on_its_own_questions(survey):
         "shuffle_options": True,
         "keep_last": False,
     }
+
+
+def test_the_crosstab_with_the_deciding_question_shows_shares_among_those_asked(organizer_client, organizer):
+    from tests.base import make_joint_reports
+
+    survey = make_survey(organizer, title="Asked")
+    first = make_question(survey, text="Cycle?", kind="yes_no", options=["Yes", "No"], epsilon=4.0)
+    second = make_question(survey, text="How far?", options=["Near", "Far"], epsilon=4.0)
+    second.logic = {"show_if": {"question": first.pk, "in": [0]}}
+    second.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    rng = np.random.default_rng(2)
+    yes = rng.random(4000) < 0.4
+    far = rng.random(4000) < 0.25  # among those asked: 75 % near, 25 % far
+    answers = np.column_stack([np.where(yes, 0, 1), np.where(yes, far.astype(int), rng.integers(0, 2, 4000))])
+    make_joint_reports([first, second], answers, seed=3)
+    url = reverse("survey_crosstab", args=[survey.pk]) + f"?first={first.pk}&second={second.pk}"
+    html = organizer_client.get(url).content.decode()
+    assert "data-among-asked" in html and "Among those who were asked" in html
+    assert html.count("data-among-row") == 2
+    page = " ".join(html.split())
+    asked = float(page.split("Share asked: ")[1].split(" ")[0])
+    assert 35 <= asked <= 45  # 40 % were asked
+    reverse_url = reverse("survey_crosstab", args=[survey.pk]) + f"?first={second.pk}&second={first.pk}"
+    assert "data-among-asked" not in organizer_client.get(reverse_url).content.decode()
