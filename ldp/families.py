@@ -46,6 +46,17 @@ NAMES: dict[Family, tuple[str, ...]] = {
 #: Mechanisms defined for yes/no questions only (k = 2): Warner's and the crosswise design.
 TWO_OPTIONS: tuple[str, ...] = ("warner", "crosswise")
 
+Fill = Literal["fake", "not-asked"]
+
+#: What each family's question sends when it is not asked (a branch not taken) or skipped, so that
+#: every submission carries one report per question (:mod:`ldp.branching`): "fake", the report of an
+#: answer drawn uniformly from the domain (a uniform option, or a uniform value in [lo, hi]), as in
+#: Arcolezi et al.'s RS+FD; "not-asked", the report of a fixed answer that adds nothing to any
+#: estimate (the empty set of a multi-select, which every option's share counts as 0; the empty
+#: text of free text, which is never a queried candidate).
+FILLS: dict[Family, Fill] = {"shares": "fake", "mean": "fake", "multi": "not-asked", "text": "not-asked"}
+
+
 #: Not randomized: a choice question asked directly stores its answer as given (epsilon infinite,
 #: :class:`ldp.direct.DirectAnswer`). Of the "shares" family (stored, tallied and estimated like a
 #: one-option report), but not in :data:`NAMES`, the LDP mechanisms every generic test iterates over.

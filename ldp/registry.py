@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING, Any
 
 from ldp.families import (
     FAMILIES,
+    FILLS,
     NAMES,
     NOT_RANDOMIZED,
     TWO_OPTIONS,
@@ -100,6 +101,7 @@ from ldp.textreports import TextReports, make_text_mechanism
 
 __all__ = [
     "FAMILIES",
+    "FILLS",
     "NAMES",
     "NOT_RANDOMIZED",
     "TWO_OPTIONS",

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from ldp.memo import memo_flip
 from surveys import accounts
+from surveys.logic import remapped
 from surveys.models import (
     Matrix,
     Question,
@@ -303,6 +304,12 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
             assert second is not None  # a declared pair has both of its questions
             question.pair_first, question.pair_second = new_of[first], new_of[second]
             question.save(update_fields=["pair_first", "pair_second"])
+    # A condition names the copy of the question it tests (surveys.logic).
+    new_ids = {old: new.pk for old, new in new_of.items()}
+    for question in questions:
+        if question.logic:
+            question.logic = remapped(question.logic, new_ids)
+            question.save(update_fields=["logic"])
     return questions
 
 

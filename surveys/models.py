@@ -332,6 +332,10 @@ class Question(models.Model):
     pair_second = models.ForeignKey(
         "self", on_delete=models.CASCADE, null=True, blank=True, related_name="pairs_as_second"
     )
+    # How the answer page shows it, never part of the randomization (ldp.branching): "show_if", a
+    # condition on an earlier answer ({"question": id, "in": [...]} or {..., "between": [lo, hi]});
+    # "shuffle_options" and "keep_last", a per-respondent option order drawn in the browser.
+    logic = models.JSONField(_("display logic"), default=dict, blank=True)
 
     class Meta:
         ordering = ["position", "id"]

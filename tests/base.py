@@ -194,3 +194,30 @@ def make_boruch_survey(survey: Survey, sensitive: list[str], groups: dict[str, l
     for question, options in groups.items():
         make_question(survey, text=question, options=options, epsilon=math.inf, mechanism="direct")
     actions.do_open_survey(survey)
+
+
+def with_stand_ins(survey: Survey, items: list[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+    """``items`` plus a stand-in report for every question in force that they lack, as the browser
+    sends for a question skipped or not asked (ldp.branching): a submission carries every question."""
+    from ldp.registry import family_of
+    from surveys.responding.submissions import randomizations_in_force
+
+    have = {item["question"] for item in items}
+    result = list(items)
+    for question_id, randomization in randomizations_in_force(survey).items():
+        if question_id in have or randomization is None:
+            continue
+        mechanism: Any = randomization.build_mechanism()
+        family = family_of(randomization.mechanism)
+        if family == "text":
+            report = mechanism.randomize_reports([""], rng=seed)[0]
+        else:
+            if family == "multi":
+                answer: Any = np.zeros((1, randomization.k), dtype=bool)
+            elif family == "mean":
+                answer = np.array([mechanism.lo])
+            else:
+                answer = np.array([0])
+            report = mechanism.unpack_report(mechanism.randomize(answer, rng=seed)[0].tobytes())
+        result.append({"question": question_id, "version": randomization.version, "report": report})
+    return result

@@ -24,6 +24,7 @@ from ldp.experiments import (
     numeric,
     poisoning,
     rappor,
+    sampling,
     simultaneous,
     substitution,
     survey,
@@ -46,6 +47,7 @@ def main() -> None:
             "multiselect",
             "simultaneous",
             "adaptive",
+            "sampling",
             "all",
         ],
         nargs="?",
@@ -60,7 +62,7 @@ def main() -> None:
     scale = 10 if args.quick else 1
     everything = [
         *("survey", "substitution", "central", "coverage", "adjustment", "numeric", "poisoning", "rappor"),
-        *("multiselect", "simultaneous", "adaptive"),
+        *("multiselect", "simultaneous", "adaptive", "sampling"),
     ]
     chosen = everything if args.experiment == "all" else [args.experiment]
     for name in chosen:
@@ -80,6 +82,8 @@ def main() -> None:
         elif name == "multiselect":
             print(multiselect.markdown_multiselect(multiselect.run_multiselect(args.out, repetitions=200 // scale)))
             print(multiselect.markdown_crosstab(multiselect.run_crosstab(args.out, repetitions=500 // scale)))
+        elif name == "sampling":
+            print(sampling.markdown(sampling.run(args.out, repetitions=40 // scale or 1)))
         elif name == "simultaneous":
             print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
         elif name == "adaptive":

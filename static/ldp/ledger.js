@@ -214,3 +214,48 @@ export function memoizedTotal(entries) {
   }
   return total;
 }
+
+/** Where the respondent's own epsilon limit is kept (this browser only; never sent). */
+export const CAP_KEY = "murmur-epsilon-cap-v1";
+
+/**
+ * The respondent's own limit on the ledger's total (sequential composition), or null if none.
+ * @param {Storage} [storage]
+ * @returns {number | null}
+ */
+export function readCap(storage = globalThis.localStorage) {
+  try {
+    const value = Number(storage.getItem(CAP_KEY));
+    return storage.getItem(CAP_KEY) !== null && positiveNumber(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Set (a positive number) or remove (null) the respondent's own limit.
+ * @param {number | null} cap
+ * @param {Storage} [storage]
+ */
+export function writeCap(cap, storage = globalThis.localStorage) {
+  if (cap === null) {
+    storage.removeItem(CAP_KEY);
+    return;
+  }
+  require(positiveNumber(cap), `the limit must be a positive number, got ${cap}`);
+  storage.setItem(CAP_KEY, String(cap));
+}
+
+/**
+ * Whether sending a survey that spends `adding` (its stated total: every question counts, skipped
+ * or not asked too, since each sends a report) would take the ledger's total past the limit.
+ * @param {Entry[]} entries
+ * @param {number} adding
+ * @param {number | null} cap
+ * @returns {{spent: number, after: number, cap: number | null, exceeds: boolean}}
+ */
+export function capCheck(entries, adding, cap) {
+  const spent = ledgerTotals(entries).sequential;
+  const after = spent + adding;
+  return { spent, after, cap, exceeds: cap !== null && after > cap + 1e-12 };
+}

@@ -3,10 +3,11 @@
  * The ledger page: lists what this browser's ledger (static/ldp/ledger.js, localStorage) holds,
  * each recurring survey's rounds with the ε each spent and the series' two totals (the rounds added
  * up, and the bound when its answers are memoized), and whether this browser keeps a device secret (memo.js), which
- * the respondent may delete. Reads and deletes locally; sends nothing.
+ * the respondent may delete, and the respondent's own limit on the total (ledger.js readCap), which
+ * the answer page checks before sending. Reads, writes and deletes locally; sends nothing.
  */
 
-import { forgetLedger, ledgerTotals, readLedger } from "../ldp/ledger.js";
+import { forgetLedger, ledgerTotals, readCap, readLedger, writeCap } from "../ldp/ledger.js";
 import { SECRET_KEY, forgetDeviceSecret, forgetPins } from "../ldp/memo.js";
 
 /**
@@ -106,4 +107,33 @@ if (secretBox) {
     forgetPins();
     showSecret(secretBox);
   });
+}
+
+const capForm = /** @type {HTMLFormElement | null} */ (document.querySelector("[data-cap-form]"));
+if (capForm) {
+  const input = /** @type {HTMLInputElement} */ (capForm.querySelector("[data-cap-input]"));
+  const state = /** @type {HTMLElement} */ (capForm.querySelector("[data-cap-state]"));
+  const showCap = () => {
+    const cap = readCap();
+    input.value = cap === null ? "" : String(cap);
+    state.textContent =
+      cap === null ? gettext("No limit is set.") : interpolate(gettext("Your limit: %(epsilon)s in all."), { epsilon: formatEpsilon(cap) }, true);
+  };
+  capForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = input.valueAsNumber;
+    try {
+      writeCap(input.value.trim() === "" ? null : value);
+    } catch {
+      state.textContent = gettext("Give a positive number, or leave the field empty for no limit.");
+      return;
+    }
+    showCap();
+  });
+  capForm.querySelector("[data-cap-remove]")?.addEventListener("click", () => {
+    writeCap(null);
+    showCap();
+  });
+  showCap();
+  capForm.hidden = false;
 }

@@ -17,8 +17,10 @@
  * new stream's epsilon_inf, before anything is sent.
  */
 
+import { fillAnswer, shownQuestions, shuffledOrder } from "../ldp/branching.js";
 import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
+import { capCheck, readCap, readLedger } from "../ldp/ledger.js";
 import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { directReports } from "./direct.js";
@@ -45,6 +47,42 @@ function setUp(form) {
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
   fieldsets.forEach(limitChoices);
+  // Display logic (never sent): conditions on earlier answers, and per-respondent option orders.
+  /** @type {Record<string, {show_if?: any, shuffle_options?: boolean, keep_last?: boolean, block?: string}>} */
+  const logic = JSON.parse(document.getElementById("murmur-logic")?.textContent || "{}");
+  const order = fieldsets.map((f) => Number(f.dataset.questionId));
+  const conditions = new Map(
+    Object.entries(logic)
+      .filter(([, rules]) => rules.show_if)
+      .map(([question, rules]) => [Number(question), rules.show_if]),
+  );
+  const sources = new Set([...conditions.values()].map((c) => Number(c.question)));
+  const visibleQuestions = () => {
+    const answers = new Map(
+      fieldsets.map((f) => {
+        const answer = readAnswer(f);
+        return [Number(f.dataset.questionId), answer && !("refused" in answer) ? answer : null];
+      }),
+    );
+    return shownQuestions(order, conditions, answers);
+  };
+  const showQuestions = () => {
+    const shown = new Set(visibleQuestions());
+    for (const fieldset of fieldsets) fieldset.hidden = !shown.has(Number(fieldset.dataset.questionId));
+  };
+  for (const fieldset of fieldsets) {
+    const rules = logic[fieldset.dataset.questionId || ""];
+    if (rules && rules.shuffle_options) shuffleOptions(fieldset, Boolean(rules.keep_last));
+  }
+  shuffleBlocks(fieldsets, logic);
+  if (conditions.size) {
+    showQuestions();
+    form.addEventListener("change", showQuestions);
+    form.addEventListener("input", showQuestions);
+    form.addEventListener("click", (event) => {
+      if (/** @type {HTMLElement} */ (event.target).closest("[data-clear]")) showQuestions();
+    });
+  }
 
   const submitButton = /** @type {HTMLButtonElement} */ (form.querySelector("[data-submit]"));
   const errorBox = /** @type {HTMLElement} */ (form.querySelector("[data-error]"));
@@ -61,6 +99,13 @@ function setUp(form) {
   const numberOf = (/** @type {number} */ question) => 1 + fieldsets.findIndex((f) => Number(f.dataset.questionId) === question);
   const refusal = refusalReason([...specs.values()], promise, numberOf);
   if (refusal) showError(errorBox, refusal);
+  // The respondent's own limit (set on the ledger page, kept in this browser): said before sending.
+  const capWarning = /** @type {HTMLElement | null} */ (form.querySelector("[data-cap-warning]"));
+  const overCap = form.dataset.previewing === undefined ? capOf(Number(promise.total) || 0) : null;
+  if (capWarning && overCap) {
+    /** @type {HTMLElement} */ (capWarning.querySelector("[data-cap-text]")).textContent = overCap;
+    capWarning.hidden = false;
+  }
   const pinned = refusal ? Promise.resolve() : checkPins(specs, fieldsets);
 
   form.addEventListener("submit", async (event) => {
@@ -77,45 +122,66 @@ function setUp(form) {
       showError(errorBox, refusal);
       return;
     }
+    const override = /** @type {HTMLInputElement | null} */ (form.querySelector("[data-cap-override]"));
+    if (overCap && !(override && override.checked)) {
+      showError(errorBox, gettext("Nothing was sent: this survey would take you above your own limit. Tick “Send anyway” to send it."));
+      return;
+    }
     const random = cryptoRandomSource();
-    const reports = [];
     // Every answer is read and checked first: one refused number stops the submission before
-    // anything is randomized.
-    const answers = fieldsets.map((fieldset) => ({ fieldset, answer: readAnswer(fieldset) }));
+    // anything is randomized. A question not shown (its condition does not hold) counts as unanswered.
+    const shown = new Set(visibleQuestions());
+    const answers = fieldsets.map((fieldset) => ({
+      fieldset,
+      answer: shown.has(Number(fieldset.dataset.questionId)) ? readAnswer(fieldset) : null,
+    }));
     const outOfRange = answers.find(({ answer }) => answer !== null && "refused" in answer);
     if (outOfRange && outOfRange.answer && "refused" in outOfRange.answer) {
       showError(errorBox, outOfRange.answer.refused);
       return;
     }
-    for (const { fieldset, answer } of answers) {
-      const entry = specs.get(Number(fieldset.dataset.questionId));
-      if (!entry || answer === null || "refused" in answer) continue;
-      const report = await buildReport(entry, answer, { random });
-      reports.push({ question: entry.question, version: entry.version, report });
+    if (answers.every(({ answer }) => answer === null)) {
+      showError(errorBox, gettext("Answer at least one question before sending."));
+      return;
+    }
+    // A question that decides whether others are shown must be answered where it is shown, so that
+    // "asked" means exactly "its condition held" (the estimates among those asked rely on it).
+    const undecided = answers.find(
+      ({ fieldset, answer }) => answer === null && sources.has(Number(fieldset.dataset.questionId)) && shown.has(Number(fieldset.dataset.questionId)),
+    );
+    if (undecided) {
+      showError(errorBox, interpolate(gettext("Answer %(question)s: whether later questions are asked depends on it."), { question: legendOf(undecided.fieldset) }, true));
+      return;
     }
     reports.push(...directReports(answers)); // asked directly: sent as given (direct.js)
     // A declared pair's two questions have no spec of their own: their answers are randomized together.
     const pairs = pairedAnswers(answers);
-    const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null));
+    const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null) && shown.has(Number(first.fieldset.dataset.questionId)) && shown.has(Number(second.fieldset.dataset.questionId)));
     if (half) {
       showError(errorBox, interpolate(gettext("Answer both %(first)s and %(second)s, or leave both empty: they are sent together."), { first: legendOf(half.first.fieldset), second: legendOf(half.second.fieldset) }, true));
       return;
     }
-    for (const { pair, first, second } of pairs) {
-      const entry = specs.get(pair);
-      if (!entry || !first.answer || !second.answer || !("index" in first.answer) || !("index" in second.answer)) continue;
-      const k1 = Number(first.fieldset.dataset.options);
-      const k2 = Number(second.fieldset.dataset.options);
-      const index = pairAnswer(entry.spec, k1, k2, first.answer.index, second.answer.index);
-      // In a recurring survey a dBitFlip pair is memoized like any dBitFlip question (its spec entry
-      // carries the memo block and the page promises its longitudinal bound): the joint answer's
-      // buckets and bits come from the device secret, and only the flip is drawn afresh each round.
-      const report = await buildReport(entry, { index }, { random });
+    const byQuestion = new Map(answers.map((a) => [Number(a.fieldset.dataset.questionId), a.answer]));
+    const byPair = new Map(pairs.map((p) => [p.pair, p]));
+    // One report for every question of the survey, in the page's spec order, whatever was shown
+    // or answered: a question not shown or skipped sends the report of its fill answer
+    // (static/ldp/branching.js), so the body's shape never depends on the path.
+    const reports = [];
+    for (const entry of specs.values()) {
+      const pair = byPair.get(entry.question);
+      /** @type {any} */
+      let answer = byQuestion.get(entry.question) ?? null;
+      if (pair) {
+        const { first, second } = pair;
+        answer =
+          first.answer && second.answer && "index" in first.answer && "index" in second.answer
+            ? { index: pairAnswer(entry.spec, Number(first.fieldset.dataset.options), Number(second.fieldset.dataset.options), first.answer.index, second.answer.index) }
+            : null;
+      }
+      // In a recurring survey a memoized question (a dBitFlip pair too) is randomized in two layers
+      // from the device secret (report.js); a fill answer goes the same way.
+      const report = await buildReport(entry, answer ?? fillAnswer(entry.spec, random), { random });
       reports.push({ question: entry.question, version: entry.version, report });
-    }
-    if (reports.length === 0) {
-      showError(errorBox, gettext("Answer at least one question before sending."));
-      return;
     }
     submitButton.disabled = true;
     try {
@@ -123,7 +189,7 @@ function setUp(form) {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": form.dataset.csrfToken || "" },
-        body: JSON.stringify(invite ? { token: form.dataset.token, reports, invite } : { token: form.dataset.token, reports }),
+        body: padded(JSON.stringify(invite ? { token: form.dataset.token, reports, invite } : { token: form.dataset.token, reports })),
       });
       const data = await response.json().catch(() => ({}));
       if (!response.ok) {
@@ -165,6 +231,89 @@ async function checkPins(specs, fieldsets) {
     if (legend) legend.after(notice);
     else fieldset.prepend(notice);
   }
+}
+
+/**
+ * What the page says when sending would take this browser's ledger above the respondent's own
+ * limit (ledger.js capCheck); null when there is no limit or it is not exceeded. Every question
+ * counts, also one skipped or not asked, since each sends a report.
+ * @param {number} total  the survey's stated ε
+ * @returns {string | null}
+ */
+function capOf(total) {
+  try {
+    const check = capCheck(readLedger(), total, readCap());
+    if (!check.exceeds || check.cap === null) return null;
+    return interpolate(
+      gettext("This survey spends ε = %(total)s (every question counts, also one you skip, as each sends a report). Your ledger holds ε = %(spent)s, so sending would take you to ε = %(after)s, above your own limit of ε = %(cap)s. You can leave without sending."),
+      { total: total.toFixed(2), spent: check.spent.toFixed(2), after: check.after.toFixed(2), cap: String(check.cap) },
+      true,
+    );
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Show a question's options in a random order of this respondent's (crypto.getRandomValues), the
+ * last one kept last if asked ("None of these"). Each option keeps its data-option-index, so the
+ * answer and its report are the same whatever the order, and nothing about the order is sent.
+ * @param {HTMLElement} fieldset
+ * @param {boolean} keepLast
+ */
+function shuffleOptions(fieldset, keepLast) {
+  const group = fieldset.querySelector("[role=radiogroup], [data-max-choices]");
+  if (!group) return;
+  const options = [...group.querySelectorAll(":scope > label.option")];
+  if (options.length < 2) return;
+  const anchor = options[options.length - 1].nextSibling;
+  const order = shuffledOrder(options.length, cryptoRandomSource(), keepLast ? 1 : 0);
+  for (const index of order) group.insertBefore(options[index], anchor);
+  fieldset.dataset.shuffled = "";
+}
+
+/**
+ * Show each block of neighbouring questions (the same `block` name in their logic) in a random order
+ * of this respondent's, keeping the numbers in reading order. Conditions and reports follow the
+ * survey's order, never the shown one, so nothing about the order is sent.
+ * @param {HTMLElement[]} fieldsets
+ * @param {Record<string, {block?: string}>} logic
+ */
+function shuffleBlocks(fieldsets, logic) {
+  /** @type {HTMLElement[][]} */
+  const blocks = [];
+  let previous = "";
+  for (const fieldset of fieldsets) {
+    const name = logic[fieldset.dataset.questionId || ""]?.block || "";
+    const last = blocks[blocks.length - 1];
+    if (name && name === previous && last && last[last.length - 1].nextElementSibling === fieldset) last.push(fieldset);
+    else if (name) blocks.push([fieldset]);
+    previous = name;
+  }
+  for (const block of blocks.filter((b) => b.length > 1)) {
+    const legends = block.map((f) => f.querySelector(":scope > legend"));
+    const numbers = legends.map((legend) => (legend?.textContent || "").match(/^\s*\d+\.\s*/)?.[0] || "");
+    const anchor = block[block.length - 1].nextSibling;
+    const parent = /** @type {Node} */ (block[0].parentNode);
+    const order = shuffledOrder(block.length, cryptoRandomSource());
+    order.forEach((index, position) => {
+      parent.insertBefore(block[index], anchor);
+      const legend = legends[index];
+      if (legend && numbers[position]) legend.textContent = numbers[position] + (legend.textContent || "").replace(/^\s*\d+\.\s*/, "");
+      block[index].dataset.shuffled = "";
+    });
+  }
+}
+
+/**
+ * The body padded with trailing spaces (JSON ignores them) to a multiple of 512 bytes. Its length
+ * is already a function of the randomized reports only; padding makes it the same on every path
+ * of a survey whose reports have fixed widths.
+ * @param {string} body
+ */
+function padded(body) {
+  const size = new TextEncoder().encode(body).length;
+  return body + " ".repeat((512 - (size % 512)) % 512);
 }
 
 /**

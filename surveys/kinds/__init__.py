@@ -123,20 +123,27 @@ def _templates(name: str) -> tuple[str, str]:
 
 
 KINDS: dict[str, QuestionKind] = {
-    Question.Kind.SINGLE_CHOICE: ChoiceKind("single", *_templates("choice")),
-    Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice")),
+    Question.Kind.SINGLE_CHOICE: ChoiceKind(
+        "single", *_templates("choice"), condition_operators=("in",), shuffles_options=True
+    ),
+    Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice"), condition_operators=("in",)),
     Question.Kind.NUMERIC: NumberKind(
-        "numeric", *_templates("number"), families=("mean", "shares"), frozen_fields=("range_low", "range_high", "bins")
+        "numeric",
+        *_templates("number"),
+        families=("mean", "shares"),
+        frozen_fields=("range_low", "range_high", "bins"),
+        condition_operators=("between",),
     ),
     Question.Kind.RATING: RatingKind(
         "rating",
         *_templates("rating"),
         families=("shares", "mean"),
         frozen_fields=("scale", "rating_estimate"),
+        condition_operators=("in", "between"),
     ),
     Question.Kind.FREE_TEXT: FreeTextKind("text", *_templates("text"), families=("text",)),
     Question.Kind.MULTI_SELECT: MultiSelectKind(
-        "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",)
+        "multi_select", *_templates("multi"), families=("multi",), frozen_fields=("max_choices",), shuffles_options=True
     ),
     Question.Kind.MATRIX: MatrixItemKind("matrix", *_templates("matrix"), made_elsewhere=True),
     Question.Kind.PAIR: PairKind("pair", *_templates("pair"), made_elsewhere=True, summary=PairSummary()),

@@ -261,6 +261,12 @@ class QuestionKind:
     """Made by its own builder form (a matrix's items, a declared pair), never chosen in the question form."""
     summary: Summary | None = None
     """The summary its results use whatever the mechanism (a declared pair's cross-tab); None: the family's."""
+    condition_operators: tuple[str, ...] = ()
+    """How a later question's condition may test its answer (:data:`ldp.branching.OPERATORS`): "in"
+    (the option chosen is one of several), "between" (the answer's value lies in a range); empty:
+    it cannot decide a branch."""
+    shuffles_options: bool = False
+    """Its options may be shown in a random order per respondent (drawn in the browser, never sent)."""
 
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""

@@ -7,7 +7,10 @@ A submission is JSON::
      "invite": "<invitation token>"}      (only when answering through an invitation link)
 
 Each report is validated by its mechanism (``ldp``'s ``parse_report``) against the question's
-frozen randomization. Skipped questions simply have no report. Everything is stored in one
+frozen randomization. A submission carries exactly one report for every question in force (a
+question that was skipped or not shown on the respondent's path sends the report of a stand-in
+answer, :mod:`ldp.branching`), so its shape never depends on the answers; one that lacks a
+question is refused. Everything is stored in one
 transaction, with the tallies, or nothing is.
 
 Parsing touches nothing; :mod:`surveys.responding.writes` stores a parsed submission in a constant number of
@@ -165,7 +168,9 @@ class StaleRandomizations(Exception):
     """A report names a question or version the cached randomizations do not know."""
 
 
-def parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
+def parse_items(items: list[Any], in_force: InForce, complete: bool = True) -> list[ParsedReport]:
+    """Each item parsed against the randomizations in force; with ``complete`` (a real submission,
+    not a builder's preview check) every question in force must have its report."""
     try:
         if len(items) > len(in_force.by_question):
             raise SubmissionError(400, _("There are more reports than questions."))
@@ -173,6 +178,14 @@ def parse_items(items: list[Any], in_force: InForce) -> list[ParsedReport]:
         seen: set[int] = set()
         for position, item in enumerate(items, start=1):
             parsed.append(_parse_item(item, position, in_force.by_question, seen))
+        if complete and seen != set(in_force.by_question):
+            raise SubmissionError(
+                400,
+                _(
+                    "A submission carries one report for every question, also those skipped or not "
+                    "asked; this one lacks some. Reload the page and answer again."
+                ),
+            )
     except SubmissionError:
         if in_force.cached:
             raise StaleRandomizations from None

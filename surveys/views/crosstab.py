@@ -21,6 +21,7 @@ from surveys.responding.ratelimits import rate_limited
 from surveys.results import crosstabs
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
+from surveys.views.branching import among_asked_view
 from surveys.views.reading import band_kind, conditional, page_etag
 
 CROSSTAB = "surveys/crosstab.html"
@@ -62,6 +63,7 @@ def crosstab_context(
         context["rows"] = crosstabs.cell_rows(crosstab.estimate, *labels, bands)
         context["conditionals"] = crosstabs.conditionals(crosstab.estimate, crosstab.first, crosstab.second, bands)
         context["chart"] = heatmap(f"crosstab-chart:{crosstab.digest}", crosstab.estimate, *labels, bands)
+        context["among_asked"] = among_asked_view(crosstab.estimate, crosstab.first, crosstab.second)
     return context
 
 

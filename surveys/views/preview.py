@@ -69,7 +69,8 @@ def preview_check(request: HttpRequest, survey_id: int) -> HttpResponse:
         payload = json.loads(read_json_body(request))
         if not isinstance(payload, dict) or not isinstance(payload.get("reports"), list) or not payload["reports"]:
             raise SubmissionError(400, _("Answer at least one question before sending."))
-        reports = parse_items(payload["reports"], InForce(preview_randomizations(survey), 0.0))
+        # Each report is checked; completeness is the submit endpoint's (a preview may try one question).
+        reports = parse_items(payload["reports"], InForce(preview_randomizations(survey), 0.0), complete=False)
     except (ValueError, RecursionError):
         return JsonResponse({"error": _("The submission is not valid JSON.")}, status=400)
     except SubmissionError as error:

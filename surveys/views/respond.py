@@ -172,11 +172,30 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     }
     return {
         "items": items,
+        "logic": display_logic(items),
         "specs": specs,
         "spec_digest": spec_digest(specs),
         "total_epsilon": total_epsilon,
         "promise": promise,
     }
+
+
+def display_logic(items: list[AnswerItem]) -> dict[str, dict[str, Any]]:
+    """Per question id, how the page shows it (``Question.logic``: a condition on an earlier answer, a
+    random option order): read by respond.js, never part of a report. A condition on a question the
+    survey no longer has, or on a later one, is dropped (the question is then always shown)."""
+    seen: set[int] = set()
+    logic: dict[str, dict[str, Any]] = {}
+    for item in items:
+        question = item.question
+        rules = dict(question.logic or {})
+        condition = rules.get("show_if")
+        if condition is not None and (not isinstance(condition, dict) or condition.get("question") not in seen):
+            rules.pop("show_if")
+        seen.add(question.pk)
+        if rules:
+            logic[str(question.pk)] = rules
+    return logic
 
 
 def with_memo(survey: Survey, item: AnswerItem) -> AnswerItem:

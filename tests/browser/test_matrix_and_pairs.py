@@ -110,17 +110,18 @@ def test_a_matrix_and_a_declared_pair_send_only_randomized_reports(live_server, 
     items = list(Matrix.objects.get().items.order_by("position"))
     multi_question = survey.questions.get(kind="multi_select")
     sent = {item["question"]: item for item in body["reports"]}
-    # The pair's two questions: only the pair; the unanswered bird: nothing.
-    assert set(sent) == {*(i.pk for i in items), pair.pk, multi_question.pk}
+    # The pair's two questions: only the pair; the unanswered bird: a stand-in's report (docs/branching.md).
+    bird = survey.questions.get(text="Which bird?")
+    assert set(sent) == {*(i.pk for i in items), pair.pk, multi_question.pk, bird.pk}
     assert set(sent[pair.pk]["report"]) == {"value"} and 0 <= sent[pair.pk]["report"]["value"] < 6
     stored = {r.question_id: r for r in Report.objects.filter(submission=Submission.objects.get())}
     for question_id, item in sent.items():
         mechanism = stored[question_id].randomization.build_mechanism()
         assert mechanism.parse_report(item["report"]) == bytes(stored[question_id].packed)
-    # The ledger counts what was spent: three items at 1, the multi-select's 2 and the pair's 3, not
-    # its questions' own.
+    # The ledger counts what was spent: three items and the skipped bird at 1, the multi-select's 2 and
+    # the pair's 3, not its questions' own.
     ledger = json.loads(storage)
-    assert sorted(entry["epsilon"] for entry in ledger) == [1.0, 1.0, 1.0, 2.0, 3.0]
+    assert sorted(entry["epsilon"] for entry in ledger) == [1.0, 1.0, 1.0, 1.0, 2.0, 3.0]
 
 
 def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(live_server, browser, survey):

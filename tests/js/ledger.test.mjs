@@ -5,7 +5,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { LEDGER_KEY, forgetLedger, ledgerTotals, makeEntry, memoizedTotal, readLedger, recordSpends } from "../../static/ldp/ledger.js";
+import {
+  CAP_KEY,
+  LEDGER_KEY,
+  capCheck,
+  forgetLedger,
+  ledgerTotals,
+  makeEntry,
+  memoizedTotal,
+  readCap,
+  readLedger,
+  recordSpends,
+  writeCap,
+} from "../../static/ldp/ledger.js";
 import { MemoryStorage, assertClose, forbidMathRandom } from "./seeded.mjs";
 
 forbidMathRandom();
@@ -106,4 +118,19 @@ test("memoization lowers a long series' total below its rounds added up", () => 
   // yes/no: min(4.8, min(6, 2) * 2.0) = 4; free text: min(12.24, 6 * 4.39) = 12.24.
   assertClose(assert, series.memoized, 4 + 12.24);
   assert.ok(series.memoized < series.sequential - 0.79);
+});
+
+test("the respondent's own limit is kept locally and checked against the total", () => {
+  const storage = new MemoryStorage();
+  assert.equal(readCap(storage), null);
+  writeCap(2.5, storage);
+  assert.equal(readCap(storage), 2.5);
+  assert.equal(storage.getItem(CAP_KEY), "2.5");
+  assert.throws(() => writeCap(-1, storage));
+  recordSpends([{ survey: "a", question: "1", epsilon: 1 }, { survey: "a", question: "2", epsilon: 1 }], storage);
+  assert.deepEqual(capCheck(readLedger(storage), 0.5, 2.5), { spent: 2, after: 2.5, cap: 2.5, exceeds: false });
+  assert.equal(capCheck(readLedger(storage), 0.6, 2.5).exceeds, true);
+  assert.equal(capCheck(readLedger(storage), 100, null).exceeds, false);
+  writeCap(null, storage);
+  assert.equal(readCap(storage), null);
 });

@@ -25,6 +25,7 @@ from tests.base import (
     make_text_reports,
     stored_tally,
     tally_of_reports,
+    with_stand_ins,
 )
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -130,7 +131,7 @@ def valid_reports(survey):
 
 
 def test_text_reports_are_stored_with_their_tally_cells_and_a_receipt(client, survey):
-    response = post(client, survey, valid_reports(survey))
+    response = post(client, survey, with_stand_ins(survey, valid_reports(survey)))
     assert response.status_code == 201, response.content
     cms, hcms, rappor = survey.questions.filter(kind="text")
     for question in (cms, hcms, rappor):

@@ -15,7 +15,7 @@ from surveys import actions
 from surveys.models import Question, Randomization, Report, Submission
 from surveys.responding.submissions import new_token
 from surveys.results.estimates import SurveyState
-from tests.base import make_number_question, make_question, make_reports, make_survey
+from tests.base import make_number_question, make_question, make_reports, make_survey, with_stand_ins
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
 
@@ -142,9 +142,10 @@ def test_opening_gives_the_pair_a_randomization_and_its_questions_none(paired):
 def test_a_joint_report_is_stored_against_the_pair(client, paired):
     survey, _fruit, _weekend, pair = open_with_pair(paired)
     version = pair.current_randomization().version
-    response = post(client, survey, [{"question": pair.pk, "version": version, "report": {"value": 5}}])
+    sent = with_stand_ins(survey, [{"question": pair.pk, "version": version, "report": {"value": 5}}])
+    response = post(client, survey, sent)
     assert response.status_code == 201, response.content
-    assert Report.objects.get().question == pair
+    assert Report.objects.get(question=pair).question == pair
     assert response.json()["receipt"][0]["epsilon"] == 2.0
 
 

@@ -31,6 +31,7 @@ from tests.base import (
     make_text_question,
     make_text_reports,
     stored_tally,
+    with_stand_ins,
 )
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -306,7 +307,9 @@ def nothing_stored():
 
 
 def test_a_round_takes_a_rappor_report(client, recurring):
-    response = post(client, recurring, [text_item(recurring, {"cohort": 3, "bits": [0, 1] * 16})])
+    response = post(
+        client, recurring, with_stand_ins(recurring, [text_item(recurring, {"cohort": 3, "bits": [0, 1] * 16})])
+    )
     assert response.status_code == 201, response.content
     assert stored_tally(recurring.questions.get(kind="text").current_randomization()).counts[3] == 1
 
@@ -330,13 +333,13 @@ def test_a_malformed_bloom_filter_report_to_a_round_is_refused_and_nothing_is_st
 
 
 def test_a_report_for_a_closed_round_is_refused_with_a_sentence(client, recurring):
-    report = text_item(recurring, {"cohort": 0, "bits": [1] * 32})
+    report = with_stand_ins(recurring, [text_item(recurring, {"cohort": 0, "bits": [1] * 32})])
     rounds.do_open_next_round(recurring)
-    response = post(client, recurring, [report])
+    response = post(client, recurring, report)
     assert response.status_code == 400
     assert response.json()["error"].startswith("Round 1 of this survey is closed")
     assert nothing_stored()
-    response = post(client, recurring, [report], **KOREAN)
+    response = post(client, recurring, report, **KOREAN)
     assert response.status_code == 400 and "1회차" in response.json()["error"]
 
 

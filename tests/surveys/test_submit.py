@@ -80,11 +80,13 @@ def test_a_valid_submission_is_stored_whole_with_its_tallies(client, survey):
     assert [r["stored"] for r in receipt] == [r["report"] for r in payload["reports"]]
 
 
-def test_skipped_questions_send_no_report(client, survey):
+def test_a_submission_without_a_report_for_every_question_is_refused(client, survey):
+    """A skipped question sends a stand-in report (ldp.branching): the wire never shows a skip."""
     payload = submission(survey)
     payload["reports"] = payload["reports"][1:]
-    assert post(client, survey, payload).status_code == 201
-    assert Report.objects.count() == 2
+    response = post(client, survey, payload)
+    assert response.status_code == 400 and "one report for every question" in response.json()["error"]
+    assert not Report.objects.exists()
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,180 @@
+"""Branching in real Chromium: every path sends the same shape of body, and no true answer leaves.
+
+A survey of three questions where question 2 is shown only when question 1 is "Yes-Kestrel". Each
+path (yes and answer all; yes and skip question 2; no, so question 2 is not shown) is answered in a
+fresh browser context, and the submit request's body is kept: the bodies must name the same
+questions in the same order with the same fields, have the same length, and hold no option label.
+The builder's condition editor and path preview pass axe-core in both languages at 390 px.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from surveys import actions
+from tests.base import PASSWORD, make_question, make_survey, make_user
+from tests.browser.conftest import assert_only_the_ledger_is_stored
+
+LABELS = {
+    1: ["Yes-Kestrel", "No-Plover"],
+    2: ["Near-Avocet", "Middle-Bittern", "Far-Curlew"],
+    3: ["Tern-11", "Wren-22", "Crane-33"],
+}
+
+
+@pytest.fixture
+def survey(db):
+    survey = make_survey(make_user("olga"), title="Birds", allow_repeat_responses=True)
+    first = make_question(survey, text="Do you watch birds?", kind="yes_no", options=LABELS[1])
+    second = make_question(survey, text="How far do you go?", options=LABELS[2], mechanism="oue")
+    make_question(survey, text="Favourite?", options=LABELS[3])
+    second.logic = {"show_if": {"question": first.pk, "in": [0]}, "shuffle_options": True, "keep_last": True}
+    second.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    return survey
+
+
+# (answer to question 1, to question 2 or None to skip, to question 3); question 2 is shown only on "yes".
+PATHS = [(0, 2, 1), (0, None, 0), (1, None, 2), (1, 1, 2)]
+
+
+def answer_along(browser, live_server, survey, path):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    bodies: list[str] = []
+    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    fieldsets = page.locator("fieldset[data-question-id]")
+    first, second, third = path
+    fieldsets.nth(0).locator(f"[data-option-index='{first}']").check()
+    assert fieldsets.nth(1).is_visible() == (first == 0)
+    if second is not None and first == 0:
+        fieldsets.nth(1).locator(f"[data-option-index='{second}']").check()
+    fieldsets.nth(2).locator(f"[data-option-index='{third}']").check()
+    # The shuffled question keeps its last option last.
+    last = fieldsets.nth(1).locator("label.option").last.locator("input").get_attribute("data-option-index")
+    assert last == "2"
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-receipt]:not([hidden])")
+    storage = assert_only_the_ledger_is_stored(page)
+    html = page.content()
+    context.close()
+    assert not errors, errors
+    return bodies, storage, html
+
+
+def test_every_path_sends_a_body_of_the_same_shape_and_length(live_server, browser, survey):
+    order = [q.pk for q in survey.questions.all()]
+    shapes, lengths = set(), set()
+    for path in PATHS:
+        bodies, storage, html = answer_along(browser, live_server, survey, path)
+        assert len(bodies) == 1
+        body = bodies[0]
+        payload = json.loads(body)
+        shapes.add(
+            json.dumps([sorted(payload), [(r["question"], sorted(r), sorted(r["report"])) for r in payload["reports"]]])
+        )
+        lengths.add(len(body.encode()))
+        assert [r["question"] for r in payload["reports"]] == order
+        for labels in LABELS.values():
+            for label in labels:
+                assert label not in body and label not in storage
+    assert len(shapes) == 1, shapes
+    assert len(lengths) == 1, lengths
+
+
+def test_a_branching_question_must_be_answered(live_server, page, survey):
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    page.locator("fieldset[data-question-id]").nth(2).locator("[data-option-index='0']").check()
+    assert not page.locator("fieldset[data-question-id]").nth(1).is_visible()
+    requests = []
+    page.on("request", lambda r: r.method == "POST" and requests.append(r))
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-error]:not([hidden])")
+    assert "Do you watch birds?" in page.inner_text("[data-error]")
+    assert requests == []
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_condition_editor_and_path_preview_pass_axe_at_390_px(live_server, browser, survey, language):
+    from tests.browser.test_walkthrough import AXE, axe_violations, context_locale, english_words
+
+    context = browser.new_context(
+        locale=context_locale(language), viewport={"width": 390, "height": 900}, bypass_csp=True
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    base = live_server.url
+    page.goto(f"{base}{reverse('login')}")
+    page.fill("[name=username]", "olga")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{base}/")
+    page.goto(f"{base}{reverse('survey_detail', args=[survey.pk])}")
+    assert page.locator("[data-path]").count() == 2
+    assert AXE.exists()
+    assert axe_violations(page) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    if language == "ko":
+        preview = page.inner_text("#display-logic")
+        assert "경로" in preview and "분기와 무작위 순서" in preview
+        leftovers = [w for w in english_words(page) if w in {"Branching", "paths", "Asked", "Always", "Save"}]
+        assert leftovers == []
+    # Change the condition from the form: show question 2 on "No-Plover" instead.
+    form = page.locator(f"#logic-{survey.questions.all()[1].pk}")
+    form.locator("input[type=checkbox][value$=':0']").uncheck()
+    form.locator("input[type=checkbox][value$=':1']").check()
+    form.locator("button[type=submit]").click()
+    page.wait_for_load_state()
+    second = survey.questions.all()[1]
+    second.refresh_from_db()
+    assert second.logic["show_if"]["in"] == [1]
+    context.close()
+
+
+def test_the_respondents_own_limit_is_said_before_sending(live_server, page, survey):
+    """A limit set on the ledger page (kept in this browser) and a survey that would pass it: the page
+    says so before anything is sent, sends nothing unless told to, and the limit never leaves."""
+    page.goto(f"{live_server.url}{reverse('ledger')}")
+    page.fill("[data-cap-input]", "2.5")
+    page.click("[data-cap-form] button[type=submit]")
+    assert "2.5" in page.inner_text("[data-cap-state]")
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    warning = page.locator("[data-cap-warning]")
+    assert warning.is_visible() and "3.00" in warning.inner_text()  # three questions of ε = 1, all counted
+    bodies: list[str] = []
+    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
+    fieldsets = page.locator("fieldset[data-question-id]")
+    fieldsets.nth(0).locator("[data-option-index='1']").check()
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-error]:not([hidden])")
+    assert bodies == []
+    page.check("[data-cap-override]")
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-receipt]:not([hidden])")
+    assert len(bodies) == 1 and "2.5" not in bodies[0] and "cap" not in bodies[0]
+
+
+def test_a_block_of_questions_is_shown_in_a_random_order_numbered_in_reading_order(live_server, page, db):
+    survey = make_survey(make_user("rhea"), title="Order")
+    made = [make_question(survey, text=f"Q-{letter}", options=["a", "b"]) for letter in "ABCD"]
+    for question in made[1:]:
+        question.logic = {"block": "x"}
+        question.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    seen = set()
+    for _ in range(12):
+        page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+        legends = page.locator("fieldset[data-question-id] > legend").all_inner_texts()
+        assert [legend.split(".")[0] for legend in legends] == ["1", "2", "3", "4"]
+        assert legends[0] == "1. Q-A"
+        seen.add(tuple(legend.split(" ")[1] for legend in legends))
+    assert len(seen) > 1
+    ids = page.evaluate("[...document.querySelectorAll('fieldset[data-question-id]')].map((f) => f.dataset.questionId)")
+    assert sorted(map(int, ids)) == sorted(q.pk for q in made)
