@@ -21,7 +21,7 @@ for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: e
 ldp.consistency.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
 "(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
-ldp.estimators.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of
+ldp.ibu.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of
 those five, which no rule can (it would need the true shares): how far
 choosing the estimator per tally could go at best.
 

@@ -72,6 +72,7 @@ import numpy as np
 from scipy import special
 
 from ldp.consistency import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares
+from ldp.ibu import SUPPORT_COUNT_MECHANISMS, support_bayesian_update
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, Mechanism, Tally
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.simplex import project_onto_simplex
@@ -105,8 +106,6 @@ def supports_selection(mechanism: Mechanism) -> bool:
 
 def candidates(mechanism: Mechanism) -> tuple[str, ...]:
     """The candidates that apply: IBU needs per-option support counts (not Hadamard response)."""
-    from ldp.estimators import SUPPORT_COUNT_MECHANISMS
-
     usable = [c for c in CANDIDATES if c != "ibu" or mechanism.name in SUPPORT_COUNT_MECHANISMS]
     if mechanism.k < 3:  # two options: one free share, nothing for empirical Bayes to pool
         usable.remove("eb")
@@ -164,8 +163,6 @@ def apply_estimator(
     mechanism: Mechanism, counts: np.ndarray, n: int, name: str, unbiased: np.ndarray | None = None
 ) -> np.ndarray:
     """A stack of tallies' estimates by one candidate (rows), from their counts and unbiased estimates."""
-    from ldp.estimators import support_bayesian_update
-
     rows = np.atleast_2d(counts)
     if unbiased is None:
         unbiased = unbiased_rows(mechanism, rows, n)

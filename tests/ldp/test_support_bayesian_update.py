@@ -7,12 +7,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from ldp import Tally, make_mechanism
-from ldp.estimators import (
-    SUPPORT_COUNT_MECHANISMS,
-    estimate_proportions,
-    maximum_likelihood,
-    support_bayesian_update,
-)
+from ldp.estimators import estimate_proportions, maximum_likelihood
+from ldp.ibu import SUPPORT_COUNT_MECHANISMS, support_bayesian_update
 
 
 def expected_tally(mechanism, shares, n):
