@@ -153,7 +153,6 @@ function setUp(form) {
       showError(errorBox, interpolate(gettext("Answer %(question)s: whether later questions are asked depends on it."), { question: legendOf(undecided.fieldset) }, true));
       return;
     }
-    reports.push(...directReports(answers)); // asked directly: sent as given (direct.js)
     // A declared pair's two questions have no spec of their own: their answers are randomized together.
     const pairs = pairedAnswers(answers);
     const half = pairs.find(({ first, second }) => (first.answer === null) !== (second.answer === null) && shown.has(Number(first.fieldset.dataset.questionId)) && shown.has(Number(second.fieldset.dataset.questionId)));
@@ -183,6 +182,9 @@ function setUp(form) {
       const report = await buildReport(entry, answer ?? fillAnswer(entry.spec, random), { random });
       reports.push({ question: entry.question, version: entry.version, report });
     }
+    // Asked directly (direct.js): sent as given when answered. Such a question is never behind a
+    // condition (surveys/forms/branching.py), so whether it is sent depends on no other answer.
+    reports.push(...directReports(answers));
     submitButton.disabled = true;
     try {
       const response = await fetch(form.dataset.submitUrl || "", {

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ldp.branching import MAX_CONDITIONS, parse_condition
+from ldp.registry import randomized
 from surveys.kinds import kind_of
 from surveys.models import Question
 
@@ -34,8 +35,15 @@ def paired(question: Question, questions: list[Question]) -> bool:
 
 
 def branchable(question: Question, questions: list[Question]) -> bool:
-    """Whether a condition may be put on the question (a plain question, not a matrix row or a pair's)."""
-    return question.matrix_id is None and question.pair_first_id is None and not paired(question, questions)
+    """Whether a condition may be put on the question (a plain question, not a matrix row or a pair's,
+    and randomized: a question asked directly sends its answer only when answered, so hiding it on
+    some paths would let its presence tell the path)."""
+    return (
+        question.matrix_id is None
+        and question.pair_first_id is None
+        and not paired(question, questions)
+        and randomized(question.mechanism)
+    )
 
 
 class LogicForm(forms.Form):

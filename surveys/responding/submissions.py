@@ -32,6 +32,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
 from ldp.mechanisms import InvalidReport
+from ldp.registry import randomized
 from surveys.access import get_survey_by_share_slug
 from surveys.models import Question, Randomization, Survey
 from surveys.responding import invitations
@@ -178,7 +179,7 @@ def parse_items(items: list[Any], in_force: InForce, complete: bool = True) -> l
         seen: set[int] = set()
         for position, item in enumerate(items, start=1):
             parsed.append(_parse_item(item, position, in_force.by_question, seen))
-        if complete and seen != set(in_force.by_question):
+        if complete and not seen >= in_force.randomized_questions:
             raise SubmissionError(
                 400,
                 _(
@@ -198,6 +199,16 @@ class InForce:
     by_question: Mapping[int, Randomization | None]
     read_at: float
     cached: bool = False
+
+    @property
+    def randomized_questions(self) -> set[int]:
+        """The questions every submission must carry a report for: all but those asked directly
+        (whose answer is sent only when given; they are never behind a condition)."""
+        return {
+            question
+            for question, randomization in self.by_question.items()
+            if randomization is None or randomized(randomization.mechanism)
+        }
 
 
 #: Per survey id, its randomizations in force as this process last read them. A cached entry is
