@@ -5,6 +5,7 @@ from django.urls import path, register_converter
 from surveys.views import (
     accounts,
     author,
+    budget,
     crosstab,
     dashboard,
     exports,
@@ -40,6 +41,8 @@ urlpatterns = [
     path("surveys/new/", author.survey_create, name="survey_create"),
     path("surveys/<int:survey_id>/", author.survey_detail, name="survey_detail"),
     path("surveys/<int:survey_id>/settings/", author.survey_settings, name="survey_settings"),
+    path("surveys/<int:survey_id>/budget/", budget.budget_save, name="budget_save"),
+    path("surveys/<int:survey_id>/budget/preview/", budget.budget_preview, name="budget_preview"),
     path("surveys/<int:survey_id>/delete/", author.survey_delete, name="survey_delete"),
     path("surveys/<int:survey_id>/duplicate/", author.survey_duplicate, name="survey_duplicate"),
     path("surveys/<int:survey_id>/preview/", preview.survey_preview, name="survey_preview"),

@@ -36,6 +36,7 @@ from surveys.models import Account, Matrix, Question, Survey, asked_jointly
 from surveys.qr import qr_svg
 from surveys.responding.ratelimits import rate_limited
 from surveys.series import rounds
+from surveys.views.budget import budget_context, needs_confirmation
 
 BUILDER = "surveys/survey_detail.html"
 
@@ -142,6 +143,7 @@ def lifecycle_context(request: HtmxHttpRequest, survey: Survey) -> dict[str, Any
         "share_url": share_url,
         "share_qr": qr_svg(share_url) if survey.status != Survey.Status.DRAFT else "",
         "default_epsilon_cap": DEFAULT_EPSILON_CAP,
+        **budget_context(survey),
     }
 
 
@@ -230,7 +232,7 @@ def survey_settings(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     form = SurveyForm(request.POST, instance=survey)
     if form.is_valid():
-        form.save()
+        actions.do_save_settings(form)
         if not request.htmx:
             messages.success(request, _("Survey settings saved."))
             return redirect(survey)
@@ -266,6 +268,13 @@ def survey_duplicate(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def survey_open(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    if survey.status != Survey.Status.OPEN and needs_confirmation(request, survey):
+        messages.error(
+            request,
+            _("Every estimate of this survey is expected to be wider than ± 25 points: confirm to open it anyway."),
+        )
+        return HttpResponseClientRedirect(survey.get_absolute_url()) if request.htmx else redirect(survey)
     return _transition(request, survey_id, actions.do_open_survey, _("The survey is open. Share its link."))
 
 
@@ -305,11 +314,12 @@ def question_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         if request.htmx:
             response = reswap(retarget(response, "#add-question"), "outerHTML")
         return response
-    question = actions.do_add_question(survey, form.cleaned_data)
+    actions.do_add_question(survey, form.cleaned_data)
     if not request.htmx:
         return redirect(survey)
+    # Adding re-plans the others: the whole list is redrawn (out of band) with the new card.
     return render_builder(
-        request, survey, "question-added", {"card": make_card(question), "add_form": QuestionForm(survey=survey)}
+        request, survey, "question-added", {"cards": builder_cards(survey), "add_form": QuestionForm(survey=survey)}
     )
 
 
@@ -329,6 +339,7 @@ def question_edit(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
             request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
         )
     form = QuestionForm(request.POST, survey=survey, question=question)
+    before = dict(survey.questions.exclude(pk=question.pk).values_list("pk", "epsilon"))
     if form.is_valid():
         try:
             actions.do_update_question(question, form.cleaned_data)
@@ -342,6 +353,9 @@ def question_edit(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
         )
     if not request.htmx:
         return redirect(survey)
+    if before != dict(survey.questions.exclude(pk=question.pk).values_list("pk", "epsilon")):
+        # The plan gave other questions a new ε too: reload the builder.
+        return HttpResponseClientRedirect(survey.get_absolute_url())
     return render_builder(request, survey, "question-saved", {"card": make_card(question)})
 
 
@@ -360,7 +374,7 @@ def question_delete(request: HtmxHttpRequest, survey_id: int, question_id: int) 
     question = get_question_for_owner(request.user, survey_id, question_id)
     survey = question.survey
     try:
-        actions.do_delete_question(question)
+        replanned = actions.do_delete_question(question)
     except actions.LifecycleError as error:
         if request.htmx:
             return render_builder(request, survey, "question-card", {"card": make_card(question), "error": str(error)})
@@ -368,6 +382,8 @@ def question_delete(request: HtmxHttpRequest, survey_id: int, question_id: int) 
         return redirect(survey)
     if not request.htmx:
         return redirect(survey)
+    if replanned:  # the others' shares grew: reload the builder
+        return HttpResponseClientRedirect(survey.get_absolute_url())
     return render_builder(request, survey, "question-deleted", {})
 
 

@@ -54,7 +54,8 @@ def test_it_adds_a_question_and_returns_only_fragments_to_htmx(organizer_client,
     html = response.content.decode()
     assert "<html" not in html
     assert 'id="add-question"' in html
-    assert 'hx-swap-oob="beforeend:#questions"' in html
+    # Adding re-plans the others' budget: the whole list comes out of band, with the new card.
+    assert '<ol id="questions" class="questions" hx-swap-oob="true">' in html
     assert 'id="budget"' in html and 'hx-swap-oob="true"' in html
     question = survey.questions.get()
     assert question.options == ["Apple", "Banana", "Cherry"]
@@ -202,7 +203,7 @@ class TestBudget:
         survey.save()
         make_question(survey, epsilon=1.5)
         response = organizer_client.post(add_url(survey), question_data(epsilon="1.0"))
-        assert "over its cap of 2" in response.content.decode()
+        assert "over its total of 2" in response.content.decode()
         assert survey.questions.count() == 1
         organizer_client.post(add_url(survey), question_data(epsilon="0.5"))
         assert survey.questions.count() == 2
@@ -213,7 +214,7 @@ class TestBudget:
         question = make_question(survey, epsilon=1.0)
         make_question(survey, epsilon=1.0)
         response = organizer_client.post(edit_url(question), question_data(epsilon="1.5"))
-        assert "ε = 2.5, over its cap of 2" in response.content.decode()
+        assert "ε = 2.5, over its total of 2" in response.content.decode()
 
     def test_a_cap_below_the_current_total_is_refused(self, organizer_client, survey):
         make_question(survey, epsilon=1.0)
@@ -222,7 +223,7 @@ class TestBudget:
             reverse("survey_settings", args=[survey.pk]),
             {"title": "T", "expected_respondents": "100", "epsilon_cap": "2"},
         )
-        assert "already spend epsilon = 3" in response.content.decode()
+        assert "already spend ε = 3" in response.content.decode()
         survey.refresh_from_db()
         assert survey.epsilon_cap is None
 

@@ -1,0 +1,49 @@
+"""A first-time organizer builds a ten-question survey with every default and opens it, in real Chromium.
+
+Nothing is changed from what the builder offers: the survey's total ε (5) is split over the questions
+as they are added (:mod:`surveys.budget`), so the tenth question fits as the first did.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from surveys.models import Survey
+from tests.base import PASSWORD, make_user
+
+
+def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey(live_server, page, db):
+    make_user("nora")
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("[name=username]", "nora")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/surveys/new/")
+    page.fill("[name=title]", "First survey")
+    page.click("main form[action$='/surveys/new/'] button[type=submit]")
+    page.wait_for_url(re.compile(r".*/surveys/\d+/$"))
+
+    for i in range(10):
+        form = page.locator("#add-question form")
+        form.locator("[name=text]").fill(f"Question {i + 1}?")
+        if i % 2:
+            form.locator("[name=kind]").select_option("yes_no")
+        else:
+            form.locator("[name=options_text]").fill("Often\nSometimes\nNever")
+        count = page.locator("#questions > li[data-question]").count()
+        form.locator("button[value=save]").click()
+        expect(page.locator("#questions > li[data-question]")).to_have_count(count + 1)
+        expect(page.locator("#add-question .errorlist")).to_have_count(0)
+        # Every question so far shares the total: the plan's table has a row for each.
+        expect(page.locator("[data-plan] tbody tr")).to_have_count(count + 1)
+
+    expect(page.locator("[data-total-epsilon]")).to_have_text("5")
+    page.click("#lifecycle form[action$='/open/'] button")
+    page.wait_for_selector("#share-link")
+    survey = Survey.objects.get(title="First survey")
+    assert survey.status == "open"
+    assert [q.epsilon for q in survey.questions.all()] == [0.5] * 10
+    assert page.locator(".errorlist, .messages .error").count() == 0
