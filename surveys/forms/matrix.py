@@ -44,6 +44,7 @@ class MatrixForm(forms.Form):
 
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
+        kwargs.setdefault("auto_id", "id_matrix_%s")  # beside the question form's fields of the same names
         super().__init__(*args, **kwargs)
         explain_automatic(self, survey)
 

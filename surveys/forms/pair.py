@@ -32,6 +32,7 @@ class PairForm(forms.Form):
 
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
+        kwargs.setdefault("auto_id", "id_pair_%s")  # beside the question form's fields of the same names
         super().__init__(*args, **kwargs)
         explain_automatic(self, survey)
         self.eligible = pairable(survey)

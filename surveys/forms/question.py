@@ -186,6 +186,9 @@ class QuestionForm(forms.Form):
         """Plan (or check) the question's ε against the survey's total; off for :func:`surveys.budget.rebuilt`."""
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
+        if question is not None:
+            # The editor sits on the page beside the form that adds a question: its ids must differ.
+            kwargs.setdefault("auto_id", f"id_q{question.pk}_%s")
         super().__init__(*args, **kwargs)
         explain_automatic(self, survey)
         self.frozen = question is not None and question.randomization_frozen()
@@ -409,6 +412,29 @@ def question_cost(question: Question) -> Any:
     n = question.survey.expected_respondents
     advice = kind_of(question.kind).advice(question.scale, question.k, question.epsilon, n)
     return cost_of(question.build_mechanism(), n, question.unit, advice, question.survey.series_id is not None)
+
+
+def mechanisms_if_recurring(survey: Survey) -> list[tuple[Question, str, str]]:
+    """(question, mechanism now, mechanism then) for every question whose mechanism "Automatic" would
+    change if the survey became recurring (:func:`surveys.series.rounds.readvise_automatic` then does it):
+    the builder says so before the organizer decides. Questions with reports keep theirs."""
+    from surveys import budget as plans
+
+    if survey.series_id is not None:
+        return []
+    changes = []
+    for question in survey.questions.filter(mechanism_chosen_automatically=True):
+        if question.randomization_frozen():
+            continue
+        cleaned = plans.rebuilt(question, question.epsilon)
+        if cleaned is None:
+            continue
+        kind = kind_of(cleaned["kind"])
+        then, _knobs = advise(kind, cleaned, kind.value_range(cleaned), survey.expected_respondents, True)
+        if then != question.mechanism:
+            label = Question.MechanismName
+            changes.append((question, str(label(question.mechanism).label), str(label(then).label)))
+    return changes
 
 
 def initial_from_question(question: Question) -> dict[str, Any]:

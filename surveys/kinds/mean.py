@@ -39,6 +39,7 @@ from surveys.kinds.base import (
 from surveys.responding import tallies
 from surveys.results import charts
 from surveys.series import memoization
+from surveys.templatetags.murmur import number
 
 if TYPE_CHECKING:
     from surveys.results.estimates import QuestionResult
@@ -117,7 +118,16 @@ class MeanSummary(Summary):
     def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
         grid_step = (mechanism.hi - mechanism.lo) / mechanism.grid
         value = mechanism.lo + float(mechanism.decode[report["index"]]) * grid_step
-        return _("a randomized number: %(value)s") % {"value": number_format(round(value, 4))}
+        sent = _("a randomized number: %(value)s.") % {"value": number_format(round(value, 4))}
+        words = {"lo": number(mechanism.lo), "hi": number(mechanism.hi)}
+        return (
+            f"{sent} "
+            + _(
+                "Noise hides your value, so the report may lie far from it, even outside %(lo)s–%(hi)s: that is "
+                "normal. Only the average of many reports is read."
+            )
+            % words
+        )
 
 
 def mean_value(result: QuestionResult) -> dict[str, float]:

@@ -28,7 +28,7 @@ from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms.accounts import SignUpForm
 from surveys.forms.matrix import MatrixEditForm, MatrixForm
 from surveys.forms.pair import PairForm
-from surveys.forms.question import QuestionForm, question_cost
+from surveys.forms.question import QuestionForm, mechanisms_if_recurring, question_cost
 from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from surveys.http import HtmxHttpRequest
 from surveys.kinds import kind_of
@@ -156,6 +156,7 @@ def builder_context(request: HtmxHttpRequest, survey: Survey, **extra: Any) -> d
         "add_form": QuestionForm(survey=survey),
         "matrix_form": MatrixForm(survey=survey),
         "pair_form": PairForm(survey=survey),
+        "recurring_changes": mechanisms_if_recurring(survey),
         "editing": None,
     }
     context.update(extra)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from surveys.models import Survey
@@ -47,3 +48,24 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
     assert survey.status == "open"
     assert [q.epsilon for q in survey.questions.all()] == [0.5] * 10
     assert page.locator(".errorlist, .messages .error").count() == 0
+
+
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_the_first_question_shows_on_the_first_phone_screen(live_server, browser, db, language):
+    from tests.base import make_open_survey
+
+    survey = make_open_survey(
+        make_user(f"owner-{language}"), questions=3, title="점심 설문" if language == "ko" else "Lunch"
+    )
+    context = browser.new_context(
+        locale="ko-KR" if language == "ko" else "en-US", viewport={"width": 390, "height": 844}
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}{survey.get_share_url()}")
+    first = page.locator("[data-question-id] legend").first
+    box = first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 844, box
+    # The details are a click away, not gone.
+    page.locator("[data-privacy-details] summary").click()
+    assert page.locator("[data-spec-digest]").is_visible()
+    context.close()

@@ -265,3 +265,36 @@ def test_the_live_preview_targets_itself_not_the_form(organizer_client, survey):
     html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
     preview = html[html.index('class="cost-live"') :]
     assert 'hx-target="this"' in preview[: preview.index(">")]
+
+
+def test_every_element_id_on_the_builder_is_unique(organizer_client, survey):
+    # A label must focus its own field: the matrix, pair, settings, budget and an open editor's
+    # forms sit beside the form that adds a question, with fields of the same names.
+    import re
+    from collections import Counter
+
+    question = make_question(survey, text="Fruit?")
+    make_question(survey, text="Weekend?", options=["Yes", "No"])
+    for url in (survey.get_absolute_url(), edit_url(question)):
+        html = organizer_client.get(url).content.decode()
+        assert 'id="id_q' in html or url == survey.get_absolute_url()
+        repeated = [i for i, n in Counter(re.findall(r'\sid="([^"]+)"', html)).items() if n > 1]
+        assert not repeated, repeated
+
+
+def test_the_builder_says_which_mechanisms_change_before_the_survey_recurs(organizer_client, survey):
+    question = make_question(survey, text="Fruit?", mechanism_chosen_automatically=True)
+    html = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert "data-recurring-changes" in html
+    assert "“Fruit?”: k-RR (randomized response) → dBitFlip (Microsoft)" in html
+    organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "manual"})
+    question.refresh_from_db()
+    assert question.mechanism == "dbitflip"  # what the builder said
+    assert "data-recurring-changes" not in organizer_client.get(survey.get_absolute_url()).content.decode()
+
+
+def test_one_expected_respondent_is_singular(organizer_client, organizer):
+    survey = make_survey(organizer, expected_respondents=1)
+    make_question(survey)
+    html = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert "with 1 respondent (" in html and "1 respondents" not in html
