@@ -269,12 +269,12 @@ class MeanCost(PrivacyStatement):
 
 
 CROSSOVER_BELOW = gettext_lazy(
-    "Below ε ≈ 1.29 a single randomized bit (Duchi et al., 1BitMean) estimates a mean more precisely than "
-    "Piecewise; Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+    "Below ε ≈ 1.29 a single randomized bit (1BitMean) estimates a mean more precisely than Piecewise; "
+    "Hybrid mixes the two and is never worse. The sources are on the survey's public parameter page."
 )
 CROSSOVER_ABOVE = gettext_lazy(
     "Above ε ≈ 1.29 Piecewise, which reports a value near the true one, beats a single randomized bit "
-    "(Duchi et al., 1BitMean); Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+    "(1BitMean); Hybrid mixes the two and is never worse. The sources are on the survey's public parameter page."
 )
 MEAN_RECURRING = gettext_lazy(
     "This survey recurs, so Automatic picks 1BitMean: its one bit is memoized across rounds (possible below "

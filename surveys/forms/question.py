@@ -214,7 +214,7 @@ class QuestionForm(forms.Form):
             return self.data.get("mechanism", AUTOMATIC) == AUTOMATIC
         if self.question is not None:
             return self.question.mechanism_chosen_automatically
-        return self.fields["mechanism"].initial == AUTOMATIC
+        return self.initial.get("mechanism", self.fields["mechanism"].initial) == AUTOMATIC
 
     @property
     def preview_cost(self) -> Any:

@@ -103,6 +103,12 @@ class MeanSummary(Summary):
         """The unbiased mean, and in the consistent columns the mean cut to the question's range."""
         yield {**common_columns(result), **summary_columns("mean", mean_value(result), self.bounds(result))}
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """The mean's 95 % interval cut to the range (:func:`~surveys.kinds.base.feasible_summary`):
+        however wide, it says where the mean lies."""
+        if result.mean is not None:
+            view["few_mean"] = feasible_summary(mean_value(result), self.bounds(result))
+
     def bounds(self, result: QuestionResult) -> tuple[float, float]:
         """The question's range [lo, hi]."""
         return float(result.mechanism.lo), float(result.mechanism.hi)

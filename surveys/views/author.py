@@ -33,6 +33,7 @@ from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from surveys.http import HtmxHttpRequest
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
+from surveys.presets import PRESETS
 from surveys.qr import qr_svg
 from surveys.responding.ratelimits import rate_limited
 from surveys.series import rounds
@@ -143,6 +144,7 @@ def lifecycle_context(request: HtmxHttpRequest, survey: Survey) -> dict[str, Any
         "share_url": share_url,
         "share_qr": qr_svg(share_url) if survey.status != Survey.Status.DRAFT else "",
         "default_epsilon_cap": DEFAULT_EPSILON_CAP,
+        "presets": PRESETS,
         **budget_context(survey),
     }
 

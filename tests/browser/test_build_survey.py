@@ -28,6 +28,8 @@ def add_question(page, text, options=None, kind=None, epsilon=None, mechanism=No
         form.locator("[name=budget]").select_option("fixed")  # the ε field shows once the ε is fixed
         form.locator("[name=epsilon]").fill(epsilon)
     if mechanism:
+        if not form.locator("[name=mechanism]").is_visible():
+            form.locator("[data-advanced] summary").click()  # the mechanism is Automatic unless asked
         form.locator("[name=mechanism]").select_option(mechanism)
     count = page.locator("#questions > li[data-question]").count()
     form.locator("button[value=save]").click()

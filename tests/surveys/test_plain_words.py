@@ -27,3 +27,18 @@ def test_the_answer_page_folds_what_the_server_keeps(client, organizer):
     folded = html[html.index('<details class="privacy-details"') : html.index("</details>")]
     assert "data-server-keeps" in folded and "data-spec-digest" in folded
     assert html.index("How your answers stay private") < html.index("data-privacy-details") < html.index("<legend>")
+
+
+def test_a_number_card_with_few_reports_says_where_the_mean_lies_within_its_range(organizer_client, organizer):
+    import re
+
+    from django.urls import reverse
+
+    from tests.surveys.test_feasible_results import build
+
+    survey = build(organizer, 10, 0)
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    found = re.search(r"the mean lies between ([\d.,-]+) and ([\d.,-]+) hours", html)
+    assert found, "no few-reports sentence on the number card"
+    low, high = (float(value.replace(",", "")) for value in found.groups())
+    assert 0 <= low <= high <= 40

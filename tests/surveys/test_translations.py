@@ -68,6 +68,8 @@ def catalog_sentences() -> list[str]:
 
 def visible_text(html: str) -> str:
     html = re.sub(r"<(script|style|svg)\b.*?</\1>", " ", html, flags=re.S)
+    # Text marked up as English (a cited paper's title) is English on purpose, and says so to screen readers.
+    html = re.sub(r'<(cite)\b[^>]*\blang="en"[^>]*>.*?</\1>', " ", html, flags=re.S)
     text = re.sub(r"<[^>]+>", " ", html)
     return re.sub(r"\s+", " ", unescape(text))
 
