@@ -240,6 +240,11 @@ class Panel:
         return not self.plan.feasible
 
     @property
+    def likelier(self) -> str:
+        """What the total means for a respondent: e^total, in words (:func:`ratio`)."""
+        return ratio(self.plan.spent) if self.total is not None else ""
+
+    @property
     def above_default(self) -> float | None:
         """The default total (:data:`surveys.forms.survey.DEFAULT_EPSILON_CAP`) if the plan spends more; else None."""
         from surveys.forms.survey import DEFAULT_EPSILON_CAP

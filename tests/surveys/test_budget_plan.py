@@ -168,3 +168,13 @@ def test_questions_with_reports_keep_their_epsilon(organizer, organizer_client):
     assert [q.epsilon for q in survey.questions.all()] == [2.0, 1.0, 1.0]
     second = survey.questions.get(text="Second")
     assert second.current_randomization().epsilon == 1.0  # open: the new share is in force
+
+
+def test_the_panel_says_what_the_total_means_for_respondents(organizer_client, survey, htmx_headers):
+    add(organizer_client, survey, text="Fruit?")
+    html = organizer_client.post(
+        reverse("budget_preview", args=[survey.pk]),
+        {"plan-epsilon_cap": "8", "plan-expected_respondents": "100"},
+        **htmx_headers,
+    ).content.decode()
+    assert "at most about 3,000 times likelier" in html  # e^8 = 2981
