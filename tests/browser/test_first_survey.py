@@ -42,6 +42,12 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
         expect(page.locator("[data-plan] tbody tr")).to_have_count(count + 1)
 
     expect(page.locator("[data-total-epsilon]")).to_have_text("5")
+    # The panel re-plans live as the total changes, before anything is saved.
+    page.fill("[name=plan-epsilon_cap]", "2")
+    expect(page.locator("[data-total-epsilon]")).to_have_text("2")
+    expect(page.locator("[data-plan] tbody tr").first.locator("td").first).to_contain_text("0.2")
+    page.fill("[name=plan-epsilon_cap]", "5")
+    expect(page.locator("[data-total-epsilon]")).to_have_text("5")
     page.click("#lifecycle form[action$='/open/'] button")
     page.wait_for_selector("#share-link")
     survey = Survey.objects.get(title="First survey")
