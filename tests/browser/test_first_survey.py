@@ -75,3 +75,27 @@ def test_the_first_question_shows_on_the_first_phone_screen(live_server, browser
     page.locator("[data-privacy-details] summary").click()
     assert page.locator("[data-spec-digest]").is_visible()
     context.close()
+
+
+def test_a_matrix_added_with_defaults_takes_its_share_of_the_plan(live_server, page, db):
+    from tests.base import make_question, make_survey
+
+    owner = make_user("mara")
+    survey = make_survey(owner, title="Grid", epsilon_cap=5.0)
+    make_question(survey, text="Alone?", planned_epsilon=True)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("[name=username]", "mara")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}{survey.get_absolute_url()}")
+    page.locator("#add-matrix > summary").click()
+    form = page.locator("#add-matrix form")
+    assert not form.locator("[name=epsilon]").is_visible()  # planned: no ε to type
+    assert not form.locator("[name=mechanism]").is_visible()  # Automatic, under "Advanced"
+    form.locator("[name=title]").fill("How do these sound?")
+    form.locator("[name=items_text]").fill("Mornings\nEvenings\nWeekends\nHolidays")
+    form.locator("[name=options_text]").fill("Bad\nFine\nGood")
+    form.locator("button[type=submit]").click()
+    expect(page.locator("[data-matrix]")).to_have_count(1)
+    assert sorted(q.epsilon for q in survey.questions.all()) == [1.0] * 5
