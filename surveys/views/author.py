@@ -505,7 +505,13 @@ def question_cost_preview(request: HtmxHttpRequest, survey_id: int) -> HttpRespo
     form = QuestionForm(request.POST, survey=survey, question=question)
     form.is_valid()
     cost = form.cleaned_data.get("cost") if hasattr(form, "cleaned_data") else None
-    context = {"survey": survey, "cost": cost, "cost_form": form, "automatic": form.chooses_automatically}
+    context = {
+        "survey": survey,
+        "cost": cost,
+        "cost_form": form,
+        "automatic": form.chooses_automatically,
+        "in_form": True,
+    }
     return render(request, f"{BUILDER}#cost", context)
 
 

@@ -37,6 +37,8 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
         count = page.locator("#questions > li[data-question]").count()
         form.locator("button[value=save]").click()
         expect(page.locator("#questions > li[data-question]")).to_have_count(count + 1)
+        # htmx swaps the out-of-band list before the form itself: wait for the fresh, empty form.
+        expect(page.locator("#add-question form [name=text]")).to_have_value("")
         expect(page.locator("#add-question .errorlist")).to_have_count(0)
         # Every question so far shares the total: the plan's table has a row for each.
         expect(page.locator("[data-plan] tbody tr")).to_have_count(count + 1)

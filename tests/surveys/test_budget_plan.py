@@ -178,3 +178,12 @@ def test_the_panel_says_what_the_total_means_for_respondents(organizer_client, s
         **htmx_headers,
     ).content.decode()
     assert "at most about 3,000 times likelier" in html  # e^8 = 2981
+
+
+def test_the_form_says_what_epsilon_the_plan_gives_a_new_question(organizer_client, survey, htmx_headers):
+    add(organizer_client, survey, text="One")
+    data = {"text": "Two", "kind": "yes_no", "budget": "plan", "weight": "1", "mechanism": "auto"}
+    html = organizer_client.post(
+        reverse("question_cost_preview", args=[survey.pk]), data, **htmx_headers
+    ).content.decode()
+    assert "This question spends ε = 2.5." in html
