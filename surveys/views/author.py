@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from surveys import actions
-from surveys.access import get_matrix_for_owner, get_question_for_owner, get_survey_for_owner
+from surveys.access import get_question_for_owner, get_survey_for_owner
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms.accounts import SignUpForm
 from surveys.forms.matrix import MatrixEditForm, MatrixForm
@@ -399,92 +399,6 @@ def question_move(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
     if not request.htmx:
         return redirect(survey)
     return render_builder(request, survey, "question-list", {"cards": builder_cards(survey)})
-
-
-# -- declared pairs ---------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def pair_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    """Declare two choice questions a pair asked jointly (one randomized answer, one epsilon)."""
-    survey = get_survey_for_owner(request.user, survey_id)
-    form = PairForm(request.POST, survey=survey)
-    return add_block(
-        request,
-        survey,
-        form,
-        "add-pair",
-        lambda data: actions.do_declare_pair(data["first_question"], data["second_question"], data["pair"]),
-    )
-
-
-def add_block(request: HtmxHttpRequest, survey: Survey, form: Any, fragment: str, do: Any) -> HttpResponse:
-    """Validate a block's form (a matrix, a pair) and store it with ``do(cleaned_data)``, or show the errors."""
-    if not form.is_valid():
-        response = render_builder(request, survey, fragment, {f"{fragment.removeprefix('add-')}_form": form})
-        return reswap(retarget(response, f"#{fragment}"), "outerHTML") if request.htmx else response
-    do(form.cleaned_data)
-    if request.htmx:
-        # Cards, budget and the status box all change: reload the builder.
-        return HttpResponseClientRedirect(survey.get_absolute_url())
-    return redirect(survey)
-
-
-# -- matrices ---------------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def matrix_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    """Add a matrix block: one choice question per item, on the shared options, each with the block's ε."""
-    survey = get_survey_for_owner(request.user, survey_id)
-    form = MatrixForm(request.POST, survey=survey)
-    return add_block(
-        request, survey, form, "add-matrix", lambda data: actions.do_add_matrix(survey, data["title"], data["items"])
-    )
-
-
-@login_required
-@require_POST
-def matrix_move(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    """Move a whole matrix past its neighbour above or below."""
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    first = matrix.items.order_by("position", "id").first()
-    if first is not None:
-        actions.do_move_question(first, request.POST.get("direction", ""), whole_matrix=True)
-    if not request.htmx:
-        return redirect(matrix.survey)
-    return render_builder(request, matrix.survey, "question-list", {"cards": builder_cards(matrix.survey)})
-
-
-@login_required
-@require_POST
-def matrix_edit(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    """Retitle a matrix and reword its shared options (kept on every item), even after reports arrived."""
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    form = MatrixEditForm(request.POST, matrix=matrix)
-    if form.is_valid():
-        actions.do_update_matrix(matrix, form.cleaned_data["title"], form.cleaned_data["options_text"])
-    else:
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
-    if request.htmx:
-        return HttpResponseClientRedirect(matrix.survey.get_absolute_url())
-    return redirect(matrix.survey)
-
-
-@login_required
-@require_POST
-def matrix_delete(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    survey = matrix.survey
-    try:
-        actions.do_delete_matrix(matrix)
-    except actions.LifecycleError as error:
-        messages.error(request, str(error))
-    if request.htmx:
-        return HttpResponseClientRedirect(survey.get_absolute_url())
-    return redirect(survey)
 
 
 @login_required
