@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # Under DEBUG too, Murmur's styled and translated 404 and 500 pages, not Django's technical ones.
+    "surveys.views.errors.StyledErrorPagesMiddleware",
     "surveys.timezones.TimezoneMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

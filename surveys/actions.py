@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ldp.memo import memo_flip
-from surveys import accounts
+from surveys import accounts, budget
 from surveys.logic import remapped
 from surveys.models import (
     Matrix,
@@ -29,31 +29,24 @@ class LifecycleError(Exception):
 
 
 @transaction.atomic
-def do_add_question(survey: Survey, cleaned: dict[str, Any]) -> Question:
+def do_add_question(survey: Survey, cleaned: dict[str, Any], replan: bool = True) -> Question:
+    """Append a question; re-plan the survey's budget (:func:`surveys.budget.replan`) unless told not to."""
     last = survey.questions.aggregate(last=Max("position"))["last"]
     question = Question(survey=survey, position=0 if last is None else last + 1)
     _assign(question, cleaned)
     question.save()
     if survey.status == Survey.Status.OPEN:
         sync_randomization(question)
+    if replan:
+        budget.replan(survey)
     return question
 
 
 @transaction.atomic
 def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
+    """Store the question's form and re-plan the survey's budget."""
     _assign(question, cleaned)
-    question.save(
-        update_fields=[
-            "text",
-            "kind",
-            "options",
-            "epsilon",
-            "mechanism",
-            "mechanism_params",
-            "mechanism_chosen_automatically",
-            *KIND_FIELDS,
-        ]
-    )
+    question.save(update_fields=["text", "kind", "options", *RANDOMIZATION_FIELDS, *KIND_FIELDS])
     joint = asked_jointly(list(question.survey.questions.all()))
     if question.pk in joint:  # its answers go into its pair's report: relabel the pair's options
         pair = joint[question.pk][0]
@@ -61,7 +54,39 @@ def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
         pair.save(update_fields=["options"])
     elif question.survey.status == Survey.Status.OPEN:
         sync_randomization(question)
+    budget.replan(question.survey)
     return question
+
+
+#: The fields :func:`assign_randomization` sets: a question's epsilon, mechanism and place in the plan.
+RANDOMIZATION_FIELDS = (
+    "epsilon",
+    "mechanism",
+    "mechanism_params",
+    "mechanism_chosen_automatically",
+    "planned_epsilon",
+    "budget_weight",
+)
+
+
+def assign_randomization(question: Question, cleaned: dict[str, Any]) -> None:
+    """Store a re-planned question's epsilon and what follows from it (:func:`surveys.budget.replan`):
+    its mechanism and parameters, and in an open survey a new randomization, unless a declared pair
+    randomizes it."""
+    _assign(question, cleaned)
+    question.save(update_fields=[*RANDOMIZATION_FIELDS, *KIND_FIELDS])
+    if question.survey.status == Survey.Status.OPEN and question.pk not in asked_jointly(
+        list(question.survey.questions.all())
+    ):
+        sync_randomization(question)
+
+
+@transaction.atomic
+def do_save_settings(form: Any) -> Survey:
+    """Save a survey's settings form and re-plan its budget at the (maybe new) total."""
+    survey: Survey = form.save()
+    budget.replan(survey)
+    return survey
 
 
 def pair_options(first: Question, second: Question) -> list[str]:
@@ -87,6 +112,7 @@ def do_declare_pair(first: Question, second: Question, cleaned: dict[str, Any]) 
     Randomization.objects.filter(question__in=[first, second], retired=False).update(retired=True)
     if survey.status == Survey.Status.OPEN:
         sync_randomization(pair)
+    budget.replan(survey)
     return pair
 
 
@@ -95,9 +121,10 @@ def do_add_matrix(survey: Survey, title: str, items: list[dict[str, Any]]) -> Ma
     """A matrix block and its items, appended to the survey as consecutive questions."""
     matrix = Matrix.objects.create(survey=survey, title=title)
     for cleaned in items:
-        question = do_add_question(survey, cleaned)
+        question = do_add_question(survey, cleaned, replan=False)
         question.matrix = matrix
         question.save(update_fields=["matrix"])
+    budget.replan(survey)
     return matrix
 
 
@@ -119,6 +146,7 @@ def do_delete_matrix(matrix: Matrix) -> None:
     survey = matrix.survey
     matrix.delete()
     _renumber(survey)
+    budget.replan(survey)
 
 
 def _assign(question: Question, cleaned: dict[str, Any]) -> None:
@@ -129,6 +157,8 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
     question.mechanism = cleaned["mechanism"]
     question.mechanism_params = cleaned["mechanism_params"]
     question.mechanism_chosen_automatically = cleaned.get("mechanism_chosen_automatically", False)
+    question.planned_epsilon = cleaned.get("planned_epsilon", False)
+    question.budget_weight = cleaned.get("budget_weight") or 1.0
     for name in KIND_FIELDS:
         if name in cleaned:
             setattr(question, name, cleaned[name] if cleaned[name] is not None else KIND_FIELD_EMPTY.get(name))
@@ -165,13 +195,15 @@ def do_set_candidates(question: Question, candidates: list[str]) -> None:
 
 
 @transaction.atomic
-def do_delete_question(question: Question) -> None:
+def do_delete_question(question: Question) -> list[Question]:
+    """Delete a question without reports; returns the questions the budget plan then changed."""
     if question.has_reports():
         raise LifecycleError(_("This question has reports; it cannot be deleted. Close the survey instead."))
     survey = question.survey
     question.delete()
     Matrix.objects.filter(survey=survey, items__isnull=True).delete()  # a matrix left without items
     _renumber(survey)
+    return budget.replan(survey)
 
 
 @transaction.atomic

@@ -102,6 +102,11 @@ class QuestionCost(PrivacyStatement):
         return 1.0 / self.k
 
     @property
+    def relative_half_width(self) -> float:
+        """The half-width as a share (points / 100), comparable across kinds (:mod:`surveys.budget`)."""
+        return self.half_width
+
+    @property
     def too_wide(self) -> bool:
         """Whether each share is expected to be uncertain by more than :data:`READABLE_HALF_WIDTH`."""
         return self.half_width > READABLE_HALF_WIDTH
@@ -239,6 +244,11 @@ class MeanCost(PrivacyStatement):
         return str(Question.MechanismName((self.memoized or self.recommendation.best).mechanism).label)
 
     @property
+    def relative_half_width(self) -> float:
+        """The half-width as a share of the range (:mod:`surveys.budget`): ± 0.1 is a tenth of it."""
+        return self.half_width / (self.mechanism.hi - self.mechanism.lo)
+
+    @property
     def too_wide(self) -> bool:
         """Whether the mean is expected to be uncertain by more than a tenth of its range."""
         return self.half_width > READABLE_HALF_WIDTH * (self.mechanism.hi - self.mechanism.lo)
@@ -259,12 +269,12 @@ class MeanCost(PrivacyStatement):
 
 
 CROSSOVER_BELOW = gettext_lazy(
-    "Below ε ≈ 1.29 a single randomized bit (Duchi et al., 1BitMean) estimates a mean more precisely than "
-    "Piecewise; Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+    "Below ε ≈ 1.29 a single randomized bit (1BitMean) estimates a mean more precisely than Piecewise; "
+    "Hybrid mixes the two and is never worse. The sources are on the survey's public parameter page."
 )
 CROSSOVER_ABOVE = gettext_lazy(
     "Above ε ≈ 1.29 Piecewise, which reports a value near the true one, beats a single randomized bit "
-    "(Duchi et al., 1BitMean); Hybrid mixes the two and is never worse (Wang et al., ICDE 2019)."
+    "(1BitMean); Hybrid mixes the two and is never worse. The sources are on the survey's public parameter page."
 )
 MEAN_RECURRING = gettext_lazy(
     "This survey recurs, so Automatic picks 1BitMean: its one bit is memoized across rounds (possible below "
@@ -301,6 +311,10 @@ class TextCost(PrivacyStatement):
     @cached_property
     def half_width(self) -> float:
         return Z_95 * self.mechanism.share_standard_error(max(self.n, 1))
+
+    @property
+    def relative_half_width(self) -> float:
+        return self.half_width
 
     @property
     def too_wide(self) -> bool:

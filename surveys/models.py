@@ -302,6 +302,10 @@ class Question(models.Model):
         default=False,
         help_text=_("The builder's advisor chose the mechanism (ldp.advisor) when the question was saved."),
     )
+    # The survey's budget plan (surveys.budget): a planned question's epsilon is its weight's share
+    # of what the survey's total leaves after fixed questions; unplanned, it keeps the epsilon given.
+    planned_epsilon = models.BooleanField(_("epsilon from the survey's plan"), default=False)
+    budget_weight = models.FloatField(_("weight in the budget plan"), default=1.0)
     # Number questions: the range is the sensitivity, so it is required (surveys.kinds checks it).
     range_low = models.FloatField(_("lowest value"), null=True, blank=True)
     range_high = models.FloatField(_("highest value"), null=True, blank=True)

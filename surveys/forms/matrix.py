@@ -8,8 +8,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from surveys import budget as plans
 from surveys.forms import interpolate_lazy
-from surveys.forms.question import QuestionForm, explain_automatic
+from surveys.forms.question import QuestionForm, explain_automatic, over_total
 from surveys.kinds import KindError, clean_option_lines
 from surveys.models import Matrix, Question, Report, Survey
 
@@ -32,6 +33,8 @@ class MatrixForm(forms.Form):
         help_text=interpolate_lazy(_("One item per line, 2 to %(high)s items."), {"high": MAX_MATRIX_ITEMS}),
     )
     options_text = QuestionForm.base_fields["options_text"]
+    budget = copy.deepcopy(QuestionForm.base_fields["budget"])
+    budget.help_text = _("Each row is randomized on its own and counts as one question in the survey's plan.")
     epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
     epsilon.label = _("Privacy budget ε of each item")
     epsilon.help_text = _(
@@ -41,6 +44,7 @@ class MatrixForm(forms.Form):
 
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
+        kwargs.setdefault("auto_id", "id_matrix_%s")  # beside the question form's fields of the same names
         super().__init__(*args, **kwargs)
         explain_automatic(self, survey)
 
@@ -62,6 +66,10 @@ class MatrixForm(forms.Form):
         data = self.cleaned_data
         if self.errors:
             return data
+        items = data["items_text"]
+        plan = planned_block(self, data, len(items))
+        if plan is None:
+            return data
         # One item's question form validates the options and the mechanism for all: they are the same.
         probe = QuestionForm(
             {
@@ -70,27 +78,47 @@ class MatrixForm(forms.Form):
                 "options_text": self.data.get("options_text", ""),
                 "epsilon": data["epsilon"],
                 "mechanism": data["mechanism"],
+                "budget": "fixed",
             },
             survey=self.survey,
+            check_budget=False,
         )
         if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
             for field, errors in probe.errors.items():
                 for error in errors:
                     self.add_error(field if field in self.fields else None, error)
             return data
-        cleaned = probe.cleaned_data
-        items = data["items_text"]
+        cleaned = {**probe.cleaned_data, "planned_epsilon": plan, "budget_weight": 1.0}
         data["items"] = [{**cleaned, "text": item, "kind": Question.Kind.MATRIX} for item in items]
         data["cost"] = cleaned["cost"]
         data["total_epsilon"] = data["epsilon"] * len(items)
-        cap, spent = self.survey.epsilon_cap, self.survey.total_epsilon
-        if cap is not None and spent + data["total_epsilon"] > cap + 1e-9:
-            self.add_error(
-                "epsilon",
-                _("These %(count)s items would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
-                % {"count": len(items), "total": f"{spent + data['total_epsilon']:g}", "cap": f"{cap:g}"},
-            )
         return data
+
+
+def planned_block(form: forms.Form, data: dict[str, Any], count: int) -> bool | None:
+    """Set ``data["epsilon"]`` for a block of ``count`` new units (a matrix's rows, a pair) from the
+    survey's plan, or check the fixed one against it (:mod:`surveys.budget`); whether it is planned,
+    or None after adding the form's error.
+
+    Without a ``budget`` field (an older client, a test) a posted ε is fixed, as it always was.
+    """
+    survey: Survey = form.survey  # type: ignore[attr-defined]
+    mode = data.get("budget") or ("fixed" if form.data.get("epsilon") not in (None, "") else "plan")
+    without = [q.pk for q in (data.get("first_question"), data.get("second_question")) if q is not None]
+    if mode == "plan":
+        units = [plans.Unit((plans.NEW, i)) for i in range(count)]
+    elif data.get("epsilon") is None:
+        form.add_error("epsilon", forms.Field.default_error_messages["required"])
+        return None
+    else:
+        units = [plans.Unit((plans.NEW, i), fixed=data["epsilon"]) for i in range(count)]
+    plan = plans.preview(survey, add=units, without=without)
+    if not plan.feasible:
+        form.add_error("budget" if mode == "plan" else "epsilon", over_total(plan))
+        return None
+    if mode == "plan":
+        data["epsilon"] = plan.epsilons[(plans.NEW, 0)]
+    return mode == "plan"
 
 
 class MatrixEditForm(forms.Form):

@@ -8,6 +8,7 @@ from typing import Any, cast
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from surveys.forms.matrix import planned_block
 from surveys.forms.question import QuestionForm, explain_automatic
 from surveys.kinds import kind_of, summary_of
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly
@@ -23,6 +24,7 @@ class PairForm(forms.Form):
 
     first = forms.TypedChoiceField(label=_("First question (rows)"), coerce=int)
     second = forms.TypedChoiceField(label=_("Second question (columns)"), coerce=int)
+    budget = copy.deepcopy(QuestionForm.base_fields["budget"])
     epsilon = copy.deepcopy(QuestionForm.base_fields["epsilon"])
     epsilon.label = _("Privacy budget ε of the pair")
     epsilon.help_text = _("Spent once for both answers, instead of the two questions' own ε.")
@@ -30,6 +32,7 @@ class PairForm(forms.Form):
 
     def __init__(self, *args: Any, survey: Survey, **kwargs: Any) -> None:
         self.survey = survey
+        kwargs.setdefault("auto_id", "id_pair_%s")  # beside the question form's fields of the same names
         super().__init__(*args, **kwargs)
         explain_automatic(self, survey)
         self.eligible = pairable(survey)
@@ -55,6 +58,10 @@ class PairForm(forms.Form):
                 % {"high": MAX_OPTIONS, "count": cells},
             )
             return data
+        # The pair is one unit of the survey's plan; its two questions then spend none.
+        planned = planned_block(self, data, 1)
+        if planned is None:
+            return data
         # The mechanism over the k1 k2 combinations is checked as a choice question's would be.
         probe = QuestionForm(
             {
@@ -63,24 +70,22 @@ class PairForm(forms.Form):
                 "options_text": "\n".join(str(i) for i in range(cells)),
                 "epsilon": data["epsilon"],
                 "mechanism": data["mechanism"],
+                "budget": "fixed",
             },
             survey=self.survey,
+            check_budget=False,
         )
-        probe.is_valid()  # the probe's own budget check counts the two questions too: the pair's is below
-        if "built" not in getattr(probe, "cleaned_data", {}):
+        if not probe.is_valid() and "built" not in getattr(probe, "cleaned_data", {}):
             for field, errors in probe.errors.items():
                 for error in errors:
-                    self.add_error(field if field in self.fields and field != "epsilon" else None, error)
+                    self.add_error(field if field in self.fields else None, error)
             return data
-        data["pair"] = {**probe.cleaned_data, "text": f"{first.text} × {second.text}"[:500]}
-        cap = self.survey.epsilon_cap
-        total = self.survey.total_epsilon - first.epsilon - second.epsilon + data["epsilon"]
-        if cap is not None and total > cap + 1e-9:
-            self.add_error(
-                "epsilon",
-                _("This would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
-                % {"total": f"{total:g}", "cap": f"{cap:g}"},
-            )
+        data["pair"] = {
+            **probe.cleaned_data,
+            "text": f"{first.text} × {second.text}"[:500],
+            "planned_epsilon": planned,
+            "budget_weight": 1.0,
+        }
         return data
 
 

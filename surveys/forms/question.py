@@ -9,10 +9,12 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
+from ldp.registry import randomized
+from surveys import budget as plans
 from surveys.forms import interpolate_lazy
 from surveys.kinds import KindError, advise, build_randomization, cost_of, kind_of, knob_fields, misfit
 from surveys.kinds.designs import DESIGN_FIELDS, design_fields, design_initial
-from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly, spent_epsilon
+from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly
 
 #: The client spec carries hash_count x k hash values; more would bloat the answer page.
 #: The builder's default mechanism choice: the advisor's pick, stored as the concrete mechanism.
@@ -56,9 +58,26 @@ class QuestionForm(forms.Form):
             _("One option per line, %(low)s to %(high)s options."), {"low": MIN_OPTIONS, "high": MAX_OPTIONS}
         ),
     )
+    budget = forms.ChoiceField(
+        label=_("Privacy budget"),
+        choices=[("plan", _("A share of the survey's total (recommended)")), ("fixed", _("A fixed ε"))],
+        initial="plan",
+        required=False,
+        help_text=_("The survey's total is split over its questions; adding a question re-plans the others."),
+    )
+    weight = forms.FloatField(
+        label=_("Weight in the plan"),
+        initial=1.0,
+        required=False,
+        min_value=plans.WEIGHT_MIN,
+        max_value=plans.WEIGHT_MAX,
+        help_text=_("2 gives this question twice the ε of a question of weight 1, and a narrower error band."),
+        widget=forms.NumberInput(attrs={"step": "0.1"}),
+    )
     epsilon = forms.FloatField(
         label=_("Privacy budget ε"),
         initial=1.0,
+        required=False,
         min_value=EPSILON_MIN,
         max_value=EPSILON_MAX,
         help_text=interpolate_lazy(
@@ -153,11 +172,26 @@ class QuestionForm(forms.Form):
         *DESIGN_FIELDS,
     )
 
-    def __init__(self, *args: Any, survey: Survey, question: Question | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        survey: Survey,
+        question: Question | None = None,
+        respondents: int | None = None,
+        check_budget: bool = True,
+        **kwargs: Any,
+    ) -> None:
         self.survey = survey
         self.question = question
+        self.respondents = respondents or survey.expected_respondents
+        """The n that costs and "Automatic" use: the survey's expected respondents unless a draft's."""
+        self.check_budget = check_budget
+        """Plan (or check) the question's ε against the survey's total; off for :func:`surveys.budget.rebuilt`."""
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
+        if question is not None:
+            # The editor sits on the page beside the form that adds a question: its ids must differ.
+            kwargs.setdefault("auto_id", f"id_q{question.pk}_%s")
         super().__init__(*args, **kwargs)
         self.fields.update(design_fields())  # the randomized-response designs' parameters (surveys.kinds.designs)
         explain_automatic(self, survey)
@@ -184,7 +218,7 @@ class QuestionForm(forms.Form):
             return self.data.get("mechanism", AUTOMATIC) == AUTOMATIC
         if self.question is not None:
             return self.question.mechanism_chosen_automatically
-        return self.fields["mechanism"].initial == AUTOMATIC
+        return self.initial.get("mechanism", self.fields["mechanism"].initial) == AUTOMATIC
 
     @property
     def preview_cost(self) -> Any:
@@ -205,6 +239,9 @@ class QuestionForm(forms.Form):
         data = self.cleaned_data
         if self.frozen:
             self._keep_frozen_parameters(data)
+        if self.errors:
+            return data
+        self._plan_epsilon(data)
         if self.errors:
             return data
         kind = kind_of(data["kind"])
@@ -239,8 +276,7 @@ class QuestionForm(forms.Form):
         data["built"] = built
         advice = self._advice(data)
         recurring = self.survey.series_id is not None
-        data["cost"] = cost_of(built, self.survey.expected_respondents, data.get("unit", ""), advice, recurring)
-        self._check_budget(data["epsilon"])
+        data["cost"] = cost_of(built, self.respondents, data.get("unit", ""), advice, recurring)
         self._check_frozen(data)
         self._check_pair(data)
         return data
@@ -265,7 +301,7 @@ class QuestionForm(forms.Form):
 
     def _advice(self, data: dict[str, Any]) -> str:
         """The kind's advice in one sentence (a rating: which estimate the advisor recommends)."""
-        n = self.survey.expected_respondents
+        n = self.respondents
         return kind_of(data["kind"]).advice(data.get("scale") or "", len(data["options"]), data["epsilon"], n)
 
     def _advised_mechanism(self, data: dict[str, Any], value_range: tuple[float, float] | None) -> str:
@@ -284,27 +320,45 @@ class QuestionForm(forms.Form):
         randomized afresh and spends its epsilon again every round.
         """
         recurring = self.survey.series_id is not None
-        return advise(kind_of(data["kind"]), data, value_range, self.survey.expected_respondents, recurring)
+        return advise(kind_of(data["kind"]), data, value_range, self.respondents, recurring)
 
-    def _check_budget(self, epsilon: float) -> None:
-        cap = self.survey.epsilon_cap
-        if cap is None or epsilon == float("inf"):  # asked directly: not randomized, counted apart
+    def _plan_epsilon(self, data: dict[str, Any]) -> None:
+        """The question's ε: its share of the survey's plan, or the fixed ε given, which must leave every
+        planned question at least the smallest ε (:mod:`surveys.budget`).
+
+        Without a ``budget`` field (an older client, a test) a posted ε is fixed, as it always was.
+        """
+        mode = data.get("budget") or ("fixed" if self.data.get("epsilon") not in (None, "") else "plan")
+        weight = data.get("weight") or 1.0
+        data["planned_epsilon"], data["budget_weight"] = mode == "plan", weight
+        if not randomized(data.get("mechanism") or ""):  # asked directly: epsilon infinite, outside any plan
+            data["planned_epsilon"] = False
             return
-        questions = list(self.survey.questions.all())
-        joint = asked_jointly(questions)
-        if self.question is not None and self.question.pk in joint:
-            # Asked in a declared pair, it spends the pair's epsilon; but deleting the pair gives it its
-            # own back, so that must fit too: count the survey as it would be without the pair.
-            pair = joint[self.question.pk][0]
-            questions = [q for q in questions if q.pk != pair.pk]
-        own = next((q.epsilon for q in questions if self.question is not None and q.pk == self.question.pk), 0.0)
-        others = spent_epsilon(questions) - own
-        if others + epsilon > cap + 1e-9:
-            self.add_error(
-                "epsilon",
-                _("This would bring the survey to ε = %(total)s, over its cap of %(cap)s.")
-                % {"total": f"{others + epsilon:g}", "cap": f"{cap:g}"},
-            )
+        if self.frozen:
+            return
+        if mode == "fixed" and data.get("epsilon") is None:
+            self.add_error("epsilon", forms.Field.default_error_messages["required"])
+            return
+        if not self.check_budget:
+            return
+        if mode == "plan":
+            plan = plans.planned_for(self.survey, self.question, weight)
+            key = self.question.pk if self.question is not None else (plans.NEW, 0)
+            data["epsilon"] = plan.epsilons[key]
+        else:
+            plan = self._fixed_plan(data["epsilon"], weight)
+        if not plan.feasible:
+            self.add_error("budget" if mode == "plan" else "epsilon", over_total(plan))
+
+    def _fixed_plan(self, epsilon: float, weight: float) -> plans.Split:
+        """The survey's plan with this question fixed at ``epsilon``. Asked in a declared pair, it spends the
+        pair's epsilon; but deleting the pair gives it its own back, so that must fit too."""
+        unit = plans.Unit(self.question.pk if self.question else plans.NEW, weight, epsilon)
+        if self.question is None:
+            return plans.preview(self.survey, add=[unit])
+        joint = asked_jointly(list(self.survey.questions.all()))
+        without = [joint[self.question.pk][0].pk] if self.question.pk in joint else []
+        return plans.preview(self.survey, replace={self.question.pk: unit}, without=without)
 
     def _keep_frozen_parameters(self, data: dict[str, Any]) -> None:
         assert self.question is not None
@@ -347,11 +401,47 @@ class QuestionForm(forms.Form):
             )
 
 
+def over_total(plan: plans.Split) -> str:
+    """Why a plan does not fit its total, and the one way out: raising the total, with what that means."""
+    needed = max(plan.spent, plan.fixed)
+    return str(
+        _(
+            "This would bring the survey to ε = %(total)s, over its total of %(cap)s, or leave the planned "
+            "questions too little. To spend more, raise the survey's total in the budget panel: with a total "
+            "of ε = %(total)s, one respondent's reports could be up to %(ratio)s times likelier under one set "
+            "of answers than under another."
+        )
+    ) % {"total": f"{needed:.4g}", "cap": f"{plan.total:g}", "ratio": plans.ratio(needed)}
+
+
 def question_cost(question: Question) -> Any:
     """What a saved question's randomization costs at the survey's expected respondents."""
     n = question.survey.expected_respondents
     advice = kind_of(question.kind).advice(question.scale, question.k, question.epsilon, n)
     return cost_of(question.build_mechanism(), n, question.unit, advice, question.survey.series_id is not None)
+
+
+def mechanisms_if_recurring(survey: Survey) -> list[tuple[Question, str, str]]:
+    """(question, mechanism now, mechanism then) for every question whose mechanism "Automatic" would
+    change if the survey became recurring (:func:`surveys.series.rounds.readvise_automatic` then does it):
+    the builder says so before the organizer decides. Questions with reports keep theirs."""
+    from surveys import budget as plans
+
+    if survey.series_id is not None:
+        return []
+    changes = []
+    for question in survey.questions.filter(mechanism_chosen_automatically=True):
+        if question.randomization_frozen():
+            continue
+        cleaned = plans.rebuilt(question, question.epsilon)
+        if cleaned is None:
+            continue
+        kind = kind_of(cleaned["kind"])
+        then, _knobs = advise(kind, cleaned, kind.value_range(cleaned), survey.expected_respondents, True)
+        if then != question.mechanism:
+            label = Question.MechanismName
+            changes.append((question, str(label(question.mechanism).label), str(label(then).label)))
+    return changes
 
 
 def initial_from_question(question: Question) -> dict[str, Any]:
@@ -370,6 +460,8 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "options_text": "\n".join(question.options),
         "candidates_text": "\n".join(question.candidates),
         "epsilon": question.epsilon,
+        "budget": "plan" if question.planned_epsilon else "fixed",
+        "weight": question.budget_weight,
         "mechanism": AUTOMATIC if question.mechanism_chosen_automatically else question.mechanism,
         "d": question.mechanism_params.get("d"),
         "hash_count": question.mechanism_params.get("hash_count", 512),

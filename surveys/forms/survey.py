@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from ldp.privacy import EPSILON_MIN
+from surveys import budget as plans
 from surveys.forms import interpolate_lazy
 from surveys.models import Survey
 
@@ -42,14 +43,20 @@ class SurveyForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk is None:
             self.fields["epsilon_cap"].initial = DEFAULT_EPSILON_CAP
+        self.fields["epsilon_cap"].label = _("Total privacy budget ε")
         self.fields["epsilon_cap"].help_text = interpolate_lazy(
             _(
-                "The most ε one respondent may spend on the whole survey. New surveys start at %(cap)s: "
-                "beyond that, randomization protects each answer only weakly. Raise it only knowingly; "
-                "empty means no cap."
+                "The most ε one respondent spends on the whole survey; Murmur splits it over the questions. "
+                "New surveys start at %(cap)s: beyond that, randomization protects each answer only weakly. "
+                "Raise it only knowingly; empty means no total (each planned question then gets ε = 1)."
             ),
             {"cap": DEFAULT_EPSILON_CAP},
         )
+        self.fields["expected_respondents"].help_text = _(
+            "How many people you expect to answer: the plan shows each question's expected error for them."
+        )
+        if "closes_at" not in self.fields:
+            return
         # Django reads and shows the date in the active zone (surveys.timezones): say which.
         self.fields["closes_at"].help_text = _("In your time zone, %(zone)s. Empty: open until you close it.") % {
             "zone": timezone.get_current_timezone_name()
@@ -69,9 +76,23 @@ class SurveyForm(forms.ModelForm):
             raise forms.ValidationError(
                 _("The cap must lie between %(low)s and %(high)s.") % {"low": EPSILON_MIN, "high": MAX_EPSILON_CAP}
             )
-        if self.instance.pk and cap < self.instance.total_epsilon - 1e-9:
+        if self.instance.pk and not plans.preview(self.instance, total=cap).feasible:
             raise forms.ValidationError(
-                _("The questions already spend epsilon = %(total)s; lower their budgets first.")
-                % {"total": f"{self.instance.total_epsilon:g}"}
+                _(
+                    "Questions with a fixed ε (or with reports) already spend ε = %(total)s, and every planned "
+                    "question needs at least %(low)s: lower their budgets first."
+                )
+                % {"total": f"{plans.preview(self.instance).fixed:g}", "low": EPSILON_MIN}
             )
         return cap
+
+
+class BudgetForm(SurveyForm):
+    """The budget panel's two settings: the survey's total epsilon and the respondents expected."""
+
+    class Meta(SurveyForm.Meta):
+        fields = ["epsilon_cap", "expected_respondents"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", "plan")  # its ids differ from the settings form's on the same page
+        super().__init__(*args, **kwargs)

@@ -39,6 +39,7 @@ from surveys.kinds.base import (
 from surveys.responding import tallies
 from surveys.results import charts
 from surveys.series import memoization
+from surveys.templatetags.murmur import number
 
 if TYPE_CHECKING:
     from surveys.results.estimates import QuestionResult
@@ -102,6 +103,12 @@ class MeanSummary(Summary):
         """The unbiased mean, and in the consistent columns the mean cut to the question's range."""
         yield {**common_columns(result), **summary_columns("mean", mean_value(result), self.bounds(result))}
 
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """The mean's 95 % interval cut to the range (:func:`~surveys.kinds.base.feasible_summary`):
+        however wide, it says where the mean lies."""
+        if result.mean is not None:
+            view["few_mean"] = feasible_summary(mean_value(result), self.bounds(result))
+
     def bounds(self, result: QuestionResult) -> tuple[float, float]:
         """The question's range [lo, hi]."""
         return float(result.mechanism.lo), float(result.mechanism.hi)
@@ -117,7 +124,16 @@ class MeanSummary(Summary):
     def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:
         grid_step = (mechanism.hi - mechanism.lo) / mechanism.grid
         value = mechanism.lo + float(mechanism.decode[report["index"]]) * grid_step
-        return _("a randomized number: %(value)s") % {"value": number_format(round(value, 4))}
+        sent = _("a randomized number: %(value)s.") % {"value": number_format(round(value, 4))}
+        words = {"lo": number(mechanism.lo), "hi": number(mechanism.hi)}
+        return (
+            f"{sent} "
+            + _(
+                "Noise hides your value, so the report may lie far from it, even outside %(lo)s–%(hi)s: that is "
+                "normal. Only the average of many reports is read."
+            )
+            % words
+        )
 
 
 def mean_value(result: QuestionResult) -> dict[str, float]:

@@ -23,25 +23,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from surveys import actions
-from surveys.access import (
-    get_matrix_for_owner,
-    get_question_for_owner,
-    get_survey_for,
-    get_survey_for_owner,
-    surveys_for,
-)
+from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, surveys_for
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms.accounts import SignUpForm
 from surveys.forms.matrix import MatrixEditForm, MatrixForm
 from surveys.forms.pair import PairForm
-from surveys.forms.question import QuestionForm, question_cost
+from surveys.forms.question import QuestionForm, mechanisms_if_recurring, question_cost
 from surveys.forms.survey import DEFAULT_EPSILON_CAP, SurveyForm
 from surveys.http import HtmxHttpRequest
 from surveys.kinds import kind_of
 from surveys.models import Account, Matrix, Question, Survey, asked_jointly
+from surveys.presets import PRESETS
 from surveys.qr import qr_svg
 from surveys.responding.ratelimits import rate_limited
 from surveys.series import rounds
+from surveys.views.budget import budget_context, needs_confirmation
 
 BUILDER = "surveys/survey_detail.html"
 
@@ -148,6 +144,8 @@ def lifecycle_context(request: HtmxHttpRequest, survey: Survey) -> dict[str, Any
         "share_url": share_url,
         "share_qr": qr_svg(share_url) if survey.status != Survey.Status.DRAFT else "",
         "default_epsilon_cap": DEFAULT_EPSILON_CAP,
+        "presets": PRESETS,
+        **budget_context(survey),
     }
 
 
@@ -160,6 +158,7 @@ def builder_context(request: HtmxHttpRequest, survey: Survey, **extra: Any) -> d
         "add_form": QuestionForm(survey=survey),
         "matrix_form": MatrixForm(survey=survey),
         "pair_form": PairForm(survey=survey),
+        "recurring_changes": mechanisms_if_recurring(survey),
         "editing": None,
     }
     context.update(extra)
@@ -236,7 +235,7 @@ def survey_settings(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     form = SurveyForm(request.POST, instance=survey)
     if form.is_valid():
-        form.save()
+        actions.do_save_settings(form)
         if not request.htmx:
             messages.success(request, _("Survey settings saved."))
             return redirect(survey)
@@ -272,6 +271,13 @@ def survey_duplicate(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def survey_open(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
+    survey = get_survey_for_owner(request.user, survey_id)
+    if survey.status != Survey.Status.OPEN and needs_confirmation(request, survey):
+        messages.error(
+            request,
+            _("Every estimate of this survey is expected to be wider than ± 25 points: confirm to open it anyway."),
+        )
+        return HttpResponseClientRedirect(survey.get_absolute_url()) if request.htmx else redirect(survey)
     return _transition(request, survey_id, actions.do_open_survey, _("The survey is open. Share its link."))
 
 
@@ -311,11 +317,12 @@ def question_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         if request.htmx:
             response = reswap(retarget(response, "#add-question"), "outerHTML")
         return response
-    question = actions.do_add_question(survey, form.cleaned_data)
+    actions.do_add_question(survey, form.cleaned_data)
     if not request.htmx:
         return redirect(survey)
+    # Adding re-plans the others: the whole list is redrawn (out of band) with the new card.
     return render_builder(
-        request, survey, "question-added", {"card": make_card(question), "add_form": QuestionForm(survey=survey)}
+        request, survey, "question-added", {"cards": builder_cards(survey), "add_form": QuestionForm(survey=survey)}
     )
 
 
@@ -335,6 +342,7 @@ def question_edit(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
             request, survey, "question-editor", {"form": form, "question": question, "editing": question.pk}
         )
     form = QuestionForm(request.POST, survey=survey, question=question)
+    before = dict(survey.questions.exclude(pk=question.pk).values_list("pk", "epsilon"))
     if form.is_valid():
         try:
             actions.do_update_question(question, form.cleaned_data)
@@ -348,6 +356,9 @@ def question_edit(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
         )
     if not request.htmx:
         return redirect(survey)
+    if before != dict(survey.questions.exclude(pk=question.pk).values_list("pk", "epsilon")):
+        # The plan gave other questions a new ε too: reload the builder.
+        return HttpResponseClientRedirect(survey.get_absolute_url())
     return render_builder(request, survey, "question-saved", {"card": make_card(question)})
 
 
@@ -366,7 +377,7 @@ def question_delete(request: HtmxHttpRequest, survey_id: int, question_id: int) 
     question = get_question_for_owner(request.user, survey_id, question_id)
     survey = question.survey
     try:
-        actions.do_delete_question(question)
+        replanned = actions.do_delete_question(question)
     except actions.LifecycleError as error:
         if request.htmx:
             return render_builder(request, survey, "question-card", {"card": make_card(question), "error": str(error)})
@@ -374,6 +385,8 @@ def question_delete(request: HtmxHttpRequest, survey_id: int, question_id: int) 
         return redirect(survey)
     if not request.htmx:
         return redirect(survey)
+    if replanned:  # the others' shares grew: reload the builder
+        return HttpResponseClientRedirect(survey.get_absolute_url())
     return render_builder(request, survey, "question-deleted", {})
 
 
@@ -386,92 +399,6 @@ def question_move(request: HtmxHttpRequest, survey_id: int, question_id: int) ->
     if not request.htmx:
         return redirect(survey)
     return render_builder(request, survey, "question-list", {"cards": builder_cards(survey)})
-
-
-# -- declared pairs ---------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def pair_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    """Declare two choice questions a pair asked jointly (one randomized answer, one epsilon)."""
-    survey = get_survey_for_owner(request.user, survey_id)
-    form = PairForm(request.POST, survey=survey)
-    return add_block(
-        request,
-        survey,
-        form,
-        "add-pair",
-        lambda data: actions.do_declare_pair(data["first_question"], data["second_question"], data["pair"]),
-    )
-
-
-def add_block(request: HtmxHttpRequest, survey: Survey, form: Any, fragment: str, do: Any) -> HttpResponse:
-    """Validate a block's form (a matrix, a pair) and store it with ``do(cleaned_data)``, or show the errors."""
-    if not form.is_valid():
-        response = render_builder(request, survey, fragment, {f"{fragment.removeprefix('add-')}_form": form})
-        return reswap(retarget(response, f"#{fragment}"), "outerHTML") if request.htmx else response
-    do(form.cleaned_data)
-    if request.htmx:
-        # Cards, budget and the status box all change: reload the builder.
-        return HttpResponseClientRedirect(survey.get_absolute_url())
-    return redirect(survey)
-
-
-# -- matrices ---------------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def matrix_add(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    """Add a matrix block: one choice question per item, on the shared options, each with the block's ε."""
-    survey = get_survey_for_owner(request.user, survey_id)
-    form = MatrixForm(request.POST, survey=survey)
-    return add_block(
-        request, survey, form, "add-matrix", lambda data: actions.do_add_matrix(survey, data["title"], data["items"])
-    )
-
-
-@login_required
-@require_POST
-def matrix_move(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    """Move a whole matrix past its neighbour above or below."""
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    first = matrix.items.order_by("position", "id").first()
-    if first is not None:
-        actions.do_move_question(first, request.POST.get("direction", ""), whole_matrix=True)
-    if not request.htmx:
-        return redirect(matrix.survey)
-    return render_builder(request, matrix.survey, "question-list", {"cards": builder_cards(matrix.survey)})
-
-
-@login_required
-@require_POST
-def matrix_edit(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    """Retitle a matrix and reword its shared options (kept on every item), even after reports arrived."""
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    form = MatrixEditForm(request.POST, matrix=matrix)
-    if form.is_valid():
-        actions.do_update_matrix(matrix, form.cleaned_data["title"], form.cleaned_data["options_text"])
-    else:
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
-    if request.htmx:
-        return HttpResponseClientRedirect(matrix.survey.get_absolute_url())
-    return redirect(matrix.survey)
-
-
-@login_required
-@require_POST
-def matrix_delete(request: HtmxHttpRequest, survey_id: int, matrix_id: int) -> HttpResponse:
-    matrix = get_matrix_for_owner(request.user, survey_id, matrix_id)
-    survey = matrix.survey
-    try:
-        actions.do_delete_matrix(matrix)
-    except actions.LifecycleError as error:
-        messages.error(request, str(error))
-    if request.htmx:
-        return HttpResponseClientRedirect(survey.get_absolute_url())
-    return redirect(survey)
 
 
 @login_required
@@ -492,7 +419,13 @@ def question_cost_preview(request: HtmxHttpRequest, survey_id: int) -> HttpRespo
     form = QuestionForm(request.POST, survey=survey, question=question)
     form.is_valid()
     cost = form.cleaned_data.get("cost") if hasattr(form, "cleaned_data") else None
-    context = {"survey": survey, "cost": cost, "cost_form": form, "automatic": form.chooses_automatically}
+    context = {
+        "survey": survey,
+        "cost": cost,
+        "cost_form": form,
+        "automatic": form.chooses_automatically,
+        "in_form": True,
+    }
     return render(request, f"{BUILDER}#cost", context)
 
 

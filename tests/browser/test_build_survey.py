@@ -25,8 +25,11 @@ def add_question(page, text, options=None, kind=None, epsilon=None, mechanism=No
     if options:
         form.locator("[name=options_text]").fill("\n".join(options))
     if epsilon:
+        form.locator("[name=budget]").select_option("fixed")  # the ε field shows once the ε is fixed
         form.locator("[name=epsilon]").fill(epsilon)
     if mechanism:
+        if not form.locator("[name=mechanism]").is_visible():
+            form.locator("[data-advanced] summary").click()  # the mechanism is Automatic unless asked
         form.locator("[name=mechanism]").select_option(mechanism)
     count = page.locator("#questions > li[data-question]").count()
     form.locator("button[value=save]").click()
@@ -63,6 +66,7 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
     form.locator("[name=text]").fill("Preferred meeting day?")
     form.locator("[name=options_text]").fill("Mon\nTue\nWed\nThu\nFri")
     previews = {}
+    form.locator("[name=budget]").select_option("fixed")
     for epsilon in ("2", "0.5"):
         form.locator("[name=epsilon]").fill(epsilon)
         # The builder's default mechanism is the advisor's pick for these options and epsilon.
@@ -73,7 +77,8 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
     add_question(page, "Preferred meeting day?", options=["Mon", "Tue", "Wed", "Thu", "Fri"], mechanism="dbitflip")
 
     assert page.evaluate("window.stillTheSamePage") is True  # no full reload so far
-    assert page.text_content("[data-total-epsilon]").strip() == "2.5"  # 1 (fruit) + 1 (cycling) + 0.5
+    # The meeting day's ε is fixed at 0.5; fruit and cycling share the rest of the default total of 5.
+    expect(page.locator("[data-total-epsilon]")).to_have_text("5")
     page.click("button:has-text('Open survey')")
     page.wait_for_selector("[data-share-link]")
 
@@ -86,7 +91,8 @@ def test_organizer_builds_and_opens_a_three_question_survey(live_server, page):
     ]
     fruit = survey.questions.get(text="Favourite fruit?")
     assert fruit.mechanism_chosen_automatically
-    assert fruit.mechanism == recommend(5, 1.0, 1000).best.mechanism
+    assert fruit.epsilon == 2.25
+    assert fruit.mechanism == recommend(5, 2.25, 1000).best.mechanism
     share_link = page.input_value("[data-share-link]")
     assert share_link == f"{live_server.url}/s/{survey.slug}/"
     page.goto(share_link)

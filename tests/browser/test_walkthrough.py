@@ -186,6 +186,7 @@ def test_the_builder_shows_only_the_chosen_mechanisms_knobs(live_server, page, d
     form = page.locator("#add-question form")
     visible = lambda name: form.locator(f"[name={name}]").is_visible()  # noqa: E731
     assert not any(visible(n) for n in ("d", "hash_count", "width"))
+    form.locator("[data-advanced] summary").click()  # the mechanism is Automatic unless asked
     form.locator("[name=mechanism]").select_option("dbitflip")
     assert visible("d") and not visible("hash_count")
     form.locator("[name=mechanism]").select_option("cms")

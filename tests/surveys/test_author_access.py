@@ -10,7 +10,14 @@ from surveys.models import Matrix
 from tests.base import make_question, make_survey
 
 # Every view of the organizers' modules except sign-up (results readers' access is in test_results).
-ORGANIZER_MODULES = {"surveys.views.author", "surveys.views.invitations", "surveys.views.preview"}
+ORGANIZER_MODULES = {
+    "surveys.views.author",
+    "surveys.views.blocks",
+    "surveys.views.budget",
+    "surveys.views.presets",
+    "surveys.views.invitations",
+    "surveys.views.preview",
+}
 ORGANIZER_URLS = sorted(
     p.name for p in urls.urlpatterns if p.callback.__module__ in ORGANIZER_MODULES and p.name != "signup"
 )
@@ -35,7 +42,7 @@ def owned(organizer):
 
 
 def test_the_url_list_covers_every_organizer_view():
-    assert len(ORGANIZER_URLS) == 24
+    assert len(ORGANIZER_URLS) == 27
 
 
 @pytest.mark.parametrize("name", ORGANIZER_URLS)

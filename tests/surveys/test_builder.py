@@ -54,7 +54,8 @@ def test_it_adds_a_question_and_returns_only_fragments_to_htmx(organizer_client,
     html = response.content.decode()
     assert "<html" not in html
     assert 'id="add-question"' in html
-    assert 'hx-swap-oob="beforeend:#questions"' in html
+    # Adding re-plans the others' budget: the whole list comes out of band, with the new card.
+    assert '<ol id="questions" class="questions" hx-swap-oob="true">' in html
     assert 'id="budget"' in html and 'hx-swap-oob="true"' in html
     question = survey.questions.get()
     assert question.options == ["Apple", "Banana", "Cherry"]
@@ -202,7 +203,7 @@ class TestBudget:
         survey.save()
         make_question(survey, epsilon=1.5)
         response = organizer_client.post(add_url(survey), question_data(epsilon="1.0"))
-        assert "over its cap of 2" in response.content.decode()
+        assert "over its total of 2" in response.content.decode()
         assert survey.questions.count() == 1
         organizer_client.post(add_url(survey), question_data(epsilon="0.5"))
         assert survey.questions.count() == 2
@@ -213,7 +214,7 @@ class TestBudget:
         question = make_question(survey, epsilon=1.0)
         make_question(survey, epsilon=1.0)
         response = organizer_client.post(edit_url(question), question_data(epsilon="1.5"))
-        assert "ε = 2.5, over its cap of 2" in response.content.decode()
+        assert "ε = 2.5, over its total of 2" in response.content.decode()
 
     def test_a_cap_below_the_current_total_is_refused(self, organizer_client, survey):
         make_question(survey, epsilon=1.0)
@@ -222,7 +223,7 @@ class TestBudget:
             reverse("survey_settings", args=[survey.pk]),
             {"title": "T", "expected_respondents": "100", "epsilon_cap": "2"},
         )
-        assert "already spend epsilon = 3" in response.content.decode()
+        assert "already spend ε = 3" in response.content.decode()
         survey.refresh_from_db()
         assert survey.epsilon_cap is None
 
@@ -264,3 +265,36 @@ def test_the_live_preview_targets_itself_not_the_form(organizer_client, survey):
     html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
     preview = html[html.index('class="cost-live"') :]
     assert 'hx-target="this"' in preview[: preview.index(">")]
+
+
+def test_every_element_id_on_the_builder_is_unique(organizer_client, survey):
+    # A label must focus its own field: the matrix, pair, settings, budget and an open editor's
+    # forms sit beside the form that adds a question, with fields of the same names.
+    import re
+    from collections import Counter
+
+    question = make_question(survey, text="Fruit?")
+    make_question(survey, text="Weekend?", options=["Yes", "No"])
+    for url in (survey.get_absolute_url(), edit_url(question)):
+        html = organizer_client.get(url).content.decode()
+        assert 'id="id_q' in html or url == survey.get_absolute_url()
+        repeated = [i for i, n in Counter(re.findall(r'\sid="([^"]+)"', html)).items() if n > 1]
+        assert not repeated, repeated
+
+
+def test_the_builder_says_which_mechanisms_change_before_the_survey_recurs(organizer_client, survey):
+    question = make_question(survey, text="Fruit?", mechanism_chosen_automatically=True)
+    html = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert "data-recurring-changes" in html
+    assert "“Fruit?”: k-RR (randomized response) → dBitFlip (Microsoft)" in html
+    organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "manual"})
+    question.refresh_from_db()
+    assert question.mechanism == "dbitflip"  # what the builder said
+    assert "data-recurring-changes" not in organizer_client.get(survey.get_absolute_url()).content.decode()
+
+
+def test_one_expected_respondent_is_singular(organizer_client, organizer):
+    survey = make_survey(organizer, expected_respondents=1)
+    make_question(survey)
+    html = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert "with 1 respondent (" in html and "1 respondents" not in html

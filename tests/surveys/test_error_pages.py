@@ -83,3 +83,20 @@ def test_a_post_without_a_csrf_token_gets_the_styled_csrf_page(headers, heading)
     assert heading in html
     assert "CSRF cookie not set" not in html  # Django's reason stays in the log
     assert "csrf_failure" not in html
+
+
+@pytest.mark.django_db
+@pytest.mark.urls("tests.surveys.error_urls")
+@pytest.mark.parametrize(
+    ("url", "status", "heading"),
+    [("/no-such-page/", 404, "페이지를 찾을 수 없습니다"), ("/test-500/", 500, "문제가 생겼습니다")],
+)
+def test_under_debug_too_the_pages_are_styled_and_translated(client, settings, url, status, heading):
+    # ``make run`` serves with DEBUG on: no technical page listing the URLs, no traceback on the page.
+    settings.DEBUG = True
+    client.raise_request_exception = False
+    response = client.get(url, **KOREAN)
+    assert response.status_code == status
+    html = response.content.decode()
+    assert_styled(html)
+    assert heading in html and "urlpatterns" not in html and "URLconf" not in html

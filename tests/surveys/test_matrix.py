@@ -75,7 +75,7 @@ def test_the_block_total_is_shown_and_counted_in_the_survey_budget(organizer_cli
 def test_a_matrix_over_the_cap_is_refused_and_nothing_is_stored(organizer_client, survey):
     response = add_matrix(organizer_client, survey, epsilon="4")
     assert response.status_code == 200
-    assert "would bring the survey to ε = 13, over its cap of 10" in response.content.decode()
+    assert "would bring the survey to ε = 13, over its total of 10" in response.content.decode()
     assert not Matrix.objects.exists() and survey.questions.count() == 1
 
 

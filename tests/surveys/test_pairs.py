@@ -62,7 +62,7 @@ def test_the_pairs_epsilon_replaces_its_two_questions_in_the_survey_total(organi
 def test_a_pair_over_the_cap_is_refused_and_nothing_is_stored(organizer_client, survey):
     q = questions(survey)
     response = declare(organizer_client, survey, q["Fruit?"], q["Weekend?"], epsilon="4.6")
-    assert "This would bring the survey to ε = 5.1, over its cap of 5." in response.content.decode()
+    assert "This would bring the survey to ε = 5.1, over its total of 5," in response.content.decode()
     assert not survey.questions.filter(kind="pair").exists()
 
 
@@ -313,7 +313,7 @@ def test_a_question_of_a_pair_keeps_an_epsilon_that_fits_the_cap_without_the_pai
     url = reverse("question_edit", args=[survey.pk, fruit.pk])
     data = {"text": "Fruit?", "kind": "single", "options_text": "Apple\nBanana\nCherry", "epsilon": "4.5"}
     response = organizer_client.post(url, data | {"mechanism": "krr"})
-    assert response.status_code == 200 and "over its cap of 5" in response.content.decode()
+    assert response.status_code == 200 and "over its total of 5" in response.content.decode()
     fruit.refresh_from_db()
     assert fruit.epsilon == 1.0
     assert organizer_client.post(url, data | {"epsilon": "3.5", "mechanism": "krr"}).status_code == 302

@@ -1,0 +1,56 @@
+"""At 390 px the results of a rating (NPS), a short answer and a matrix fit the phone's width:
+their tables wrap or scroll inside their own box, never widening the page."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from django.urls import reverse
+
+from surveys import actions
+from tests.base import (
+    PASSWORD,
+    make_question,
+    make_reports,
+    make_survey,
+    make_text_question,
+    make_text_reports,
+    make_user,
+)
+
+SCALE = ["Strongly disagree with this", "Somewhat disagree", "Neither agree nor disagree", "Somewhat agree"]
+
+
+def test_results_tables_fit_a_phone(live_server, browser, db):
+    owner = make_user("pia")
+    survey = make_survey(owner, title="Phone check", epsilon_cap=None)
+    nps = make_question(
+        survey, text="How likely are you to recommend us?", kind="rating", scale="0-10",
+        options=[str(i) for i in range(11)], epsilon=4.0,
+    )  # fmt: skip
+    text = make_text_question(survey, candidates=["coffee with oat milk", "green tea", "hot chocolate"])
+    item = {"kind": "matrix", "options": SCALE, "epsilon": 4.0, "mechanism": "krr", "mechanism_params": {}}
+    actions.do_add_matrix(survey, "Agreement", [{**item, "text": f"Statement number {i}"} for i in range(3)])
+    actions.do_open_survey(survey)
+    rng = np.random.default_rng(3)
+    make_reports(nps, list(rng.integers(0, 11, 400)))
+    make_text_reports(text, ["coffee with oat milk"] * 200 + ["green tea"] * 200)
+    for row in survey.questions.filter(kind="matrix"):
+        make_reports(row, list(rng.integers(0, 4, 400)))
+
+    context = browser.new_context(viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server.url}{reverse('login')}")
+    page.fill("[name=username]", "pia")
+    page.fill("[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    for url in (survey.get_results_url(), reverse("question_results", args=[survey.pk, text.pk])):
+        page.goto(f"{live_server.url}{url}")
+        page.wait_for_load_state("networkidle")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        if os.environ.get("MURMUR_SCREENSHOTS"):
+            page.screenshot(path=f"/tmp/plan/phone-{url.count('/')}.png", full_page=True)
+        assert overflow <= 0, f"{url}: the page is {overflow} px wider than the phone"
+    context.close()
