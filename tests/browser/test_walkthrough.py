@@ -138,6 +138,9 @@ def test_organizer_respondent_results_walkthrough(live_server, browser, db, lang
         count = page.locator("#questions > li[data-question]").count()
         form.locator("button[value=save]").click()
         page.wait_for_function(f"document.querySelectorAll('#questions > li[data-question]').length === {count + 1}")
+        # htmx swaps the out-of-band list before the form itself: typing into the old form lost a
+        # question's text once in CI (then the save was refused and the count never grew).
+        page.wait_for_function("document.querySelector('#add-question form [name=text]').value === ''")
     checker.check("builder")
     page.click("#lifecycle form[action$='/open/'] button")
     page.wait_for_selector("#share-link")
