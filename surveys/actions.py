@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.db import transaction
@@ -11,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from ldp.memo import memo_flip
 from surveys import accounts, budget
+from surveys.forms.question import rebuilt
 from surveys.logic import remapped
 from surveys.models import (
     Matrix,
@@ -30,7 +32,7 @@ class LifecycleError(Exception):
 
 @transaction.atomic
 def do_add_question(survey: Survey, cleaned: dict[str, Any], replan: bool = True) -> Question:
-    """Append a question; re-plan the survey's budget (:func:`surveys.budget.replan`) unless told not to."""
+    """Append a question; re-plan the survey's budget (:func:`replan_budget`) unless told not to."""
     last = survey.questions.aggregate(last=Max("position"))["last"]
     question = Question(survey=survey, position=0 if last is None else last + 1)
     _assign(question, cleaned)
@@ -38,7 +40,7 @@ def do_add_question(survey: Survey, cleaned: dict[str, Any], replan: bool = True
     if survey.status == Survey.Status.OPEN:
         sync_randomization(question)
     if replan:
-        budget.replan(survey)
+        replan_budget(survey)
     return question
 
 
@@ -54,7 +56,7 @@ def do_update_question(question: Question, cleaned: dict[str, Any]) -> Question:
         pair.save(update_fields=["options"])
     elif question.survey.status == Survey.Status.OPEN:
         sync_randomization(question)
-    budget.replan(question.survey)
+    replan_budget(question.survey)
     return question
 
 
@@ -70,7 +72,7 @@ RANDOMIZATION_FIELDS = (
 
 
 def assign_randomization(question: Question, cleaned: dict[str, Any]) -> None:
-    """Store a re-planned question's epsilon and what follows from it (:func:`surveys.budget.replan`):
+    """Store a re-planned question's epsilon and what follows from it (:func:`replan_budget`):
     its mechanism and parameters, and in an open survey a new randomization, unless a declared pair
     randomizes it."""
     _assign(question, cleaned)
@@ -85,7 +87,7 @@ def assign_randomization(question: Question, cleaned: dict[str, Any]) -> None:
 def do_save_settings(form: Any) -> Survey:
     """Save a survey's settings form and re-plan its budget at the (maybe new) total."""
     survey: Survey = form.save()
-    budget.replan(survey)
+    replan_budget(survey)
     return survey
 
 
@@ -112,7 +114,7 @@ def do_declare_pair(first: Question, second: Question, cleaned: dict[str, Any]) 
     Randomization.objects.filter(question__in=[first, second], retired=False).update(retired=True)
     if survey.status == Survey.Status.OPEN:
         sync_randomization(pair)
-    budget.replan(survey)
+    replan_budget(survey)
     return pair
 
 
@@ -124,7 +126,7 @@ def do_add_matrix(survey: Survey, title: str, items: list[dict[str, Any]]) -> Ma
         question = do_add_question(survey, cleaned, replan=False)
         question.matrix = matrix
         question.save(update_fields=["matrix"])
-    budget.replan(survey)
+    replan_budget(survey)
     return matrix
 
 
@@ -146,7 +148,7 @@ def do_delete_matrix(matrix: Matrix) -> None:
     survey = matrix.survey
     matrix.delete()
     _renumber(survey)
-    budget.replan(survey)
+    replan_budget(survey)
 
 
 def _assign(question: Question, cleaned: dict[str, Any]) -> None:
@@ -203,7 +205,7 @@ def do_delete_question(question: Question) -> list[Question]:
     question.delete()
     Matrix.objects.filter(survey=survey, items__isnull=True).delete()  # a matrix left without items
     _renumber(survey)
-    return budget.replan(survey)
+    return replan_budget(survey)
 
 
 @transaction.atomic
@@ -408,3 +410,27 @@ def do_close_survey(survey: Survey) -> None:
     survey.status = Survey.Status.CLOSED
     survey.save(update_fields=["status"])
     invitations.forget_addresses(survey)
+
+
+def replan_budget(survey: Survey) -> list[Question]:
+    """Give every planned question its share of the survey's plan; returns those that changed.
+
+    Each changed question goes through its form again at the new epsilon (:func:`rebuilt`), so
+    "Automatic" picks its mechanism for it and every kind's parameters follow. Call inside a
+    transaction; in an open survey, each changed question gets a new randomization.
+    """
+    questions = list(survey.questions.all())
+    if not any(q.planned_epsilon for q in questions):
+        return []
+    plan = budget.split(survey.epsilon_cap, budget.units_of(survey, questions))
+    changed = []
+    for question in questions:
+        epsilon = plan.epsilons.get(question.pk)
+        if epsilon is None or math.isclose(epsilon, question.epsilon, rel_tol=1e-12):
+            continue
+        cleaned = rebuilt(question, epsilon)
+        if cleaned is None:
+            continue
+        assign_randomization(question, cleaned)
+        changed.append(question)
+    return changed

@@ -9,7 +9,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
-from ldp.registry import randomized
+from ldp.registry import NOT_RANDOMIZED
 from surveys import budget as plans
 from surveys.forms import interpolate_lazy
 from surveys.kinds import KindError, advise, build_randomization, cost_of, kind_of, knob_fields, misfit
@@ -186,7 +186,7 @@ class QuestionForm(forms.Form):
         self.respondents = respondents or survey.expected_respondents
         """The n that costs and "Automatic" use: the survey's expected respondents unless a draft's."""
         self.check_budget = check_budget
-        """Plan (or check) the question's ε against the survey's total; off for :func:`surveys.budget.rebuilt`."""
+        """Plan (or check) the question's ε against the survey's total; off for :func:`rebuilt`."""
         if question is not None and "initial" not in kwargs:
             kwargs["initial"] = initial_from_question(question)
         if question is not None:
@@ -331,7 +331,7 @@ class QuestionForm(forms.Form):
         mode = data.get("budget") or ("fixed" if self.data.get("epsilon") not in (None, "") else "plan")
         weight = data.get("weight") or 1.0
         data["planned_epsilon"], data["budget_weight"] = mode == "plan", weight
-        if not randomized(data.get("mechanism") or ""):  # asked directly: epsilon infinite, outside any plan
+        if data.get("mechanism") in NOT_RANDOMIZED:  # asked directly: epsilon infinite, outside any plan
             data["planned_epsilon"] = False
             return
         if self.frozen:
@@ -425,15 +425,13 @@ def mechanisms_if_recurring(survey: Survey) -> list[tuple[Question, str, str]]:
     """(question, mechanism now, mechanism then) for every question whose mechanism "Automatic" would
     change if the survey became recurring (:func:`surveys.series.rounds.readvise_automatic` then does it):
     the builder says so before the organizer decides. Questions with reports keep theirs."""
-    from surveys import budget as plans
-
     if survey.series_id is not None:
         return []
     changes = []
     for question in survey.questions.filter(mechanism_chosen_automatically=True):
         if question.randomization_frozen():
             continue
-        cleaned = plans.rebuilt(question, question.epsilon)
+        cleaned = rebuilt(question, question.epsilon)
         if cleaned is None:
             continue
         kind = kind_of(cleaned["kind"])
@@ -475,3 +473,20 @@ def limited_choices(question: Question) -> int | None:
     """A multi-select question's maximum number of choices, or None when it has none (l = k)."""
     limit = question.mechanism_params.get("max_choices")
     return None if limit == question.k else limit
+
+
+def form_data(question: Question, epsilon: float) -> dict[str, Any]:
+    """The question's builder form data at ``epsilon`` (its other fields as stored)."""
+    data = {name: value for name, value in initial_from_question(question).items() if value is not None}
+    return {**data, "epsilon": epsilon, "budget": "fixed", "weight": question.budget_weight}
+
+
+def rebuilt(question: Question, epsilon: float, n: int | None = None) -> dict[str, Any] | None:
+    """The question's form cleaned at ``epsilon`` (and n expected respondents), without budget checks;
+    None if it does not validate there (a knob that no longer fits)."""
+    form = QuestionForm(
+        form_data(question, epsilon), survey=question.survey, question=question, respondents=n, check_budget=False
+    )
+    if not form.is_valid():
+        return None
+    return {**form.cleaned_data, "planned_epsilon": question.planned_epsilon}

@@ -1,6 +1,6 @@
 """The builder's budget panel: the survey's total epsilon and expected respondents, planned live.
 
-Changing either redraws the plan (:func:`surveys.budget.panel`) without saving: each question's
+Changing either redraws the plan (:func:`surveys.budget_panel.panel`) without saving: each question's
 share and its expected 95 % half-width, and what the expected respondents will let the organizer
 learn. Saving re-plans the questions (:func:`surveys.actions.do_save_settings`). Opening a survey
 whose every estimate is expected wider than :data:`surveys.budget.UNREADABLE` asks for a confirmation.
@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from surveys import actions, budget
+from surveys import actions, budget_panel
 from surveys.access import get_survey_for_owner
 from surveys.forms.survey import BudgetForm
 from surveys.http import HtmxHttpRequest
@@ -27,12 +27,12 @@ from surveys.models import Survey
 BUILDER = "surveys/survey_detail.html"
 
 
-def draft_panel(survey: Survey, form: BudgetForm) -> budget.Panel:
+def draft_panel(survey: Survey, form: BudgetForm) -> budget_panel.Panel:
     """The panel at the form's draft total and respondents where they are valid, else at the survey's."""
     form.is_valid()
     cleaned = getattr(form, "cleaned_data", {})
     total = cleaned.get("epsilon_cap", "")
-    return budget.panel(survey, total=total, respondents=cleaned.get("expected_respondents"))
+    return budget_panel.panel(survey, total=total, respondents=cleaned.get("expected_respondents"))
 
 
 @login_required
@@ -65,9 +65,9 @@ def budget_save(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 
 def budget_context(survey: Survey) -> dict[str, Any]:
     """What the panel and the status box need: the plan at the survey's own settings."""
-    return {"panel": budget.panel(survey), "budget_form": BudgetForm(instance=survey)}
+    return {"panel": budget_panel.panel(survey), "budget_form": BudgetForm(instance=survey)}
 
 
 def needs_confirmation(request: HtmxHttpRequest, survey: Survey) -> bool:
     """Whether opening must first be confirmed: every estimate too wide, and no confirmation posted."""
-    return request.POST.get("unreadable_ok") != "1" and budget.panel(survey).all_unreadable
+    return request.POST.get("unreadable_ok") != "1" and budget_panel.panel(survey).all_unreadable

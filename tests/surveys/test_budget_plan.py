@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from surveys import budget
+from surveys import budget_panel
 from surveys.budget import Unit, split
 from surveys.models import Survey
 from tests.base import make_question, make_reports, make_survey
@@ -124,7 +124,7 @@ def test_the_preview_shows_each_questions_error_at_a_draft_total_without_saving(
 def test_the_panels_error_is_the_questions_own_cost(organizer_client, survey):
     add(organizer_client, survey, text="Fruit?")
     question = survey.questions.get()
-    panel = budget.panel(survey)
+    panel = budget_panel.panel(survey)
     (row,) = panel.rows
     from surveys.forms.question import question_cost
 
@@ -148,7 +148,7 @@ def test_a_small_audience_gets_concrete_changes(organizer, organizer_client):
     survey = make_survey(organizer, epsilon_cap=5.0, expected_respondents=20)
     for i in range(5):
         make_question(survey, text=f"Q{i}", options=["a", "b", "c", "d", "e"], epsilon=1.0)
-    panel = budget.panel(survey)
+    panel = budget_panel.panel(survey)
     assert "With 20 respondents" in panel.headline
     advice = " ".join(panel.advice)
     assert "as a yes/no question" in advice

@@ -2,7 +2,7 @@
 
 A survey planned with the builder's defaults (a total of 5, split evenly) is simulated: every question's
 mechanism, at the plan's epsilon, randomizes the answers of the expected respondents, many times over
-(fixed seeds). The 95 % half-width the panel predicts (:func:`surveys.budget.panel`) must match
+(fixed seeds). The 95 % half-width the panel predicts (:func:`surveys.budget_panel.panel`) must match
 z_0.975 times the simulated standard deviation of the estimate within 10 %: at R repetitions a standard
 deviation is estimated within about 1 / sqrt(2 R) (1.6 % at R = 2000), and the widest of k options'
 deviations is the statistic on both sides.
@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 import ldp
-from surveys import budget
+from surveys import budget_panel
 from tests.base import make_survey
 
 Z = float(stats.norm.ppf(0.975))
@@ -64,7 +64,7 @@ def simulated_half_width(mechanism, seed):
 
 @pytest.mark.slow
 def test_the_panels_half_widths_match_simulated_ones_within_ten_percent(planned):
-    panel = budget.panel(planned)
+    panel = budget_panel.panel(planned)
     assert [row.epsilon for row in panel.rows] == [1.0] * 5
     for seed, row in enumerate(panel.rows):
         predicted = row.cost.half_width

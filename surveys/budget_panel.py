@@ -1,0 +1,193 @@
+"""The builder's budget panel: each question's epsilon under the survey's plan
+(:mod:`surveys.budget`) and its expected 95 % half-width at the expected respondents, with advice
+for the audience (what they will see, and what would make it readable).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ldp.advisor import recommend
+from ldp.privacy import EPSILON_MAX, EPSILON_MIN
+from ldp.registry import randomized
+from surveys.budget import TARGET, UNREADABLE, Split, frozen_ids, ratio, split, units_of
+from surveys.forms.question import rebuilt
+from surveys.forms.survey import DEFAULT_EPSILON_CAP
+from surveys.models import Question, Survey, asked_jointly
+
+
+@dataclass
+class Row:
+    """One question in the budget panel."""
+
+    question: Question
+    epsilon: float
+    planned: bool
+    frozen: bool
+    cost: Any
+    paired: bool = False
+
+    @property
+    def relative_half_width(self) -> float | None:
+        return None if self.cost is None else self.cost.relative_half_width
+
+    @property
+    def unreadable(self) -> bool:
+        return self.relative_half_width is not None and self.relative_half_width > UNREADABLE
+
+
+@dataclass
+class Panel:
+    """What the budget panel shows: the plan, each question's expected error, and the audience advice."""
+
+    survey: Survey
+    total: float | None
+    respondents: int
+    plan: Split
+    rows: list[Row]
+    advice: list[str] = field(default_factory=list)
+    headline: str = ""
+
+    @property
+    def all_unreadable(self) -> bool:
+        """Whether every estimate is expected wider than :data:`UNREADABLE` (opening asks to confirm)."""
+        rows = [row for row in self.rows if row.cost is not None]
+        return bool(rows) and all(row.unreadable for row in rows)
+
+    @property
+    def over(self) -> bool:
+        return not self.plan.feasible
+
+    @property
+    def likelier(self) -> str:
+        """What the total means for a respondent: e^total, in words (:func:`ratio`)."""
+        return ratio(self.plan.spent) if self.total is not None else ""
+
+    @property
+    def above_default(self) -> float | None:
+        """The default total (:data:`surveys.forms.survey.DEFAULT_EPSILON_CAP`) if the plan spends more; else None."""
+        return DEFAULT_EPSILON_CAP if self.plan.spent > DEFAULT_EPSILON_CAP + 1e-9 else None
+
+
+def panel(survey: Survey, total: float | None | str = "", respondents: int | None = None) -> Panel:
+    """The budget panel at the survey's total and expected respondents, or at a draft of them."""
+    from surveys.kinds import cost_of
+
+    n = respondents or survey.expected_respondents
+    questions = list(survey.questions.all())
+    frozen = frozen_ids(survey, questions)
+    plan_total = survey.epsilon_cap if total == "" else total
+    plan = split(plan_total, units_of(survey, questions, frozen))  # type: ignore[arg-type]
+    members = asked_jointly(questions)
+    recurring = survey.series_id is not None
+    rows = []
+    for question in questions:
+        if question.pk in members or not randomized(question.mechanism):
+            continue
+        epsilon = plan.epsilons.get(question.pk, question.epsilon)
+        cost: Any = None
+        if math.isclose(epsilon, question.epsilon, rel_tol=1e-12):
+            try:
+                cost = cost_of(question.build_mechanism(), n, question.unit, "", recurring)
+            except ValueError:
+                cost = None
+        else:
+            cleaned = rebuilt(question, epsilon, n)
+            cost = cleaned["cost"] if cleaned else None
+        planned = question.planned_epsilon and question.pk not in frozen
+        rows.append(Row(question, epsilon, planned, question.pk in frozen, cost))
+    result = Panel(survey, plan_total, n, plan, rows)  # type: ignore[arg-type]
+    audience(result)
+    return result
+
+
+def yes_no_half_width(epsilon: float, n: int) -> float:
+    """The narrowest expected 95 % half-width of a yes/no question's share at epsilon and n (:mod:`ldp.advisor`)."""
+    epsilon = min(max(epsilon, EPSILON_MIN), EPSILON_MAX)
+    return recommend(2, epsilon, max(n, 1)).best.half_width
+
+
+def total_for(target: float, count: int, n: int) -> float | None:
+    """The smallest total (to 0.1) that brings each of ``count`` yes/no questions to ``target``; None
+    if even ε = 10 each would not."""
+    if yes_no_half_width(EPSILON_MAX, n) > target:
+        return None
+    low, high = EPSILON_MIN, EPSILON_MAX
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if yes_no_half_width(middle, n) > target else (low, middle)
+    return math.ceil(high * count * 10) / 10
+
+
+def audience(result: Panel) -> None:
+    """Fill the panel's headline and advice: what the expected respondents let the organizer learn, and
+    concrete changes that would reach :data:`TARGET` (fewer options, yes/no, fewer questions, a higher
+    total with its meaning)."""
+    from django.utils.translation import gettext as _
+    from django.utils.translation import ngettext
+
+    from surveys.templatetags.murmur import count, epsilon, points
+
+    n, total = result.respondents, result.total
+    if total is None:
+        return
+    one = yes_no_half_width(total, n)
+    five = yes_no_half_width(total / 5, n)
+    result.headline = ngettext(
+        "With %(n)s respondent and a total of ε = %(total)s you can learn one yes/no answer to ± %(one)s points, "
+        "or five to ± %(five)s points each.",
+        "With %(n)s respondents and a total of ε = %(total)s you can learn one yes/no answer to ± %(one)s points, "
+        "or five to ± %(five)s points each.",
+        n,
+    ) % {"n": count(n), "total": epsilon(total), "one": points(one, 0), "five": points(five, 0)}
+    wide = [row for row in result.rows if row.cost is not None and row.cost.relative_half_width > TARGET]
+    if not wide:
+        return
+    advice = result.advice
+    for row in sorted(wide, key=lambda row: -float(row.cost.relative_half_width))[:2]:
+        k = getattr(row.cost, "k", 0) if not row.cost.is_mean else 0
+        if k > 2:
+            advice.append(
+                _(
+                    "“%(text)s”: ± %(now)s points over %(k)s options; as a yes/no question it would be "
+                    "± %(yes_no)s, or offer fewer options."
+                )
+                % {
+                    "text": row.question.text,
+                    "now": points(row.cost.relative_half_width, 0),
+                    "k": k,
+                    "yes_no": points(yes_no_half_width(row.epsilon, n), 0),
+                }
+            )
+    units = len(result.rows)
+    # Aim at ± 10 points where these respondents can reach it at all, else at ± 25.
+    target = TARGET if yes_no_half_width(EPSILON_MAX, n) <= TARGET else UNREADABLE
+    values = {"target": points(target, 0)}
+    fit = max((m for m in range(1, units + 1) if yes_no_half_width(total / m, n) <= target), default=0)
+    if 0 < fit < units:
+        advice.append(
+            ngettext(
+                "Ask fewer questions: with %(fit)s question, each yes/no answer is known within ± %(target)s points.",
+                "Ask fewer questions: with %(fit)s questions, each yes/no answer is known within ± %(target)s points.",
+                fit,
+            )
+            % {**values, "fit": fit}
+        )
+    needed = total_for(target, max(units, 1), n)
+    if needed is not None and needed > total:
+        advice.append(
+            _(
+                "Raise the total to ε = %(needed)s to know each yes/no answer within ± %(target)s points. It "
+                "means one respondent's reports could be up to %(ratio)s times likelier under one set of answers "
+                "than under another: tell respondents."
+            )
+            % {**values, "needed": epsilon(needed), "ratio": ratio(needed)}
+        )
+    respondents = max((row.cost.respondents_needed for row in wide), default=0)
+    if respondents > n:
+        advice.append(
+            _("Or invite more people: about %(needed)s respondents bring every question to ± 10 points.")
+            % {"needed": count(respondents)}
+        )
