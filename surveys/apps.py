@@ -12,3 +12,7 @@ class SurveysConfig(AppConfig):
         # Connects the mail language to django.contrib.auth's signals; registers the deployment
         # checks. (Login throttling is django-axes', connected by its own app.)
         from surveys import accounts, checks  # noqa: F401
+        from surveys.jobs import embedded
+
+        # Under `make run`: a job worker thread inside runserver (surveys/jobs/embedded.py).
+        embedded.start()

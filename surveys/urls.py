@@ -77,6 +77,9 @@ urlpatterns = [
         name="export_estimates",
     ),
     path("surveys/<int:survey_id>/export/reports.<format:fmt>", exports.export_reports, name="export_reports"),
+    path("surveys/<int:survey_id>/export/survey.xlsx", exports.export_reports, {"fmt": "xlsx"}, name="export_workbook"),
+    path("surveys/<int:survey_id>/exports/", exports.exports_page, name="exports"),
+    path("surveys/<int:survey_id>/exports/<int:job_id>/", exports.export_download, name="export_download"),
     path(
         "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
         exports.export_synthetic,
