@@ -73,6 +73,7 @@ def dashboard_context(
         "responses": responses,
         "responses_chart": responses_chart,
         "signature": state.signature,
+        "snapshot": state.snapshot,
         "live": survey.status == Survey.Status.OPEN,
         "poll_seconds": settings.RESULTS_POLL_SECONDS,
     }
@@ -129,7 +130,7 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey)
+    state = SurveyState.read(survey, live=True)
     if request.htmx and request.GET.get("since") == state.signature:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
@@ -155,7 +156,7 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey, [question])
+    state = SurveyState.read(survey, [question], live=True)
     signature = state.signature
     if request.htmx and request.GET.get("since") == signature:
         return HttpResponse(status=204)
@@ -196,6 +197,7 @@ def question_page_context(
         )
     context = {"survey": survey, "kind": kind, "bands": bands, "card": card, "earlier_cards": cards[1:]}
     context["signature"] = state.signature
+    context["snapshot"] = state.snapshot
     context["live"] = survey.status == Survey.Status.OPEN
     context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
     return context
@@ -231,7 +233,7 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
     if not survey.public_results:
         raise Http404
-    state = SurveyState.read(survey)
+    state = SurveyState.read(survey, live=True)
     timeline = over_time(survey)
     bands = band_kind(request)
 
