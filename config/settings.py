@@ -62,8 +62,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# Benchmarks serve the app beside a bare baseline view (bench/urls.py); everything else uses ours.
-ROOT_URLCONF = os.getenv("MURMUR_ROOT_URLCONF", "config.urls")
+ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

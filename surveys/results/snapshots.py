@@ -9,8 +9,9 @@ a read of at most ``TALLY_SHARDS`` rows):
 - the version unchanged: the snapshot is served as it is (nothing is read but the version);
 - changed, but the snapshot younger than ``RESULTS_REFRESH_SECONDS``: served as it is, with its age
   and how many responses it lacks, so the page can say so;
-- older: one request re-reads the tallies (single flight: a lock key taken with ``cache.add``),
-  while the others serve the previous snapshot with its age.
+- older: one request re-reads the tallies (single flight: a lock key taken with ``cache.add``)
+  and draws its page, while the others serve the previous snapshot with its age; then it
+  publishes the new one (:func:`publish`).
 
 Estimates and charts are cached by the tallies' digests (:func:`surveys.results.estimates.cached_estimates`,
 :func:`surveys.results.charts.cached_chart`), so they too are recomputed at most once per snapshot.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import cache
@@ -44,8 +46,12 @@ class Snapshot:
     computed_at: float
     tallies: dict[int, ldp.Tally]
     digests: dict[int, str]
+    hourly: list[tuple[datetime, int]]
+    """The hourly response counts read with the tallies (the responses-over-time chart)."""
     current: int = 0
     """The survey's version when this snapshot was served."""
+    pending: bool = False
+    """Read by this request, and published (:func:`publish`) once its page is drawn."""
 
     @property
     def behind(self) -> int:
@@ -66,7 +72,9 @@ def read(survey: Survey, randomizations: list[Randomization]) -> Snapshot:
     """The survey's tallies from a fresh enough snapshot, or read now (see the module's rules).
 
     ``randomizations`` are every randomization of the survey (a version added since the snapshot
-    holds no reports yet: it gets an empty tally).
+    holds no reports yet: it gets an empty tally). A snapshot read now is ``pending``: the others
+    keep serving the previous one, whose estimates and charts are drawn, until this request has
+    drawn its page and calls :func:`publish` (or its lock expires, if it died).
     """
     version = survey_version(survey)
     snapshot: Snapshot | None = cache.get(_key(survey))
@@ -77,14 +85,21 @@ def read(survey: Survey, randomizations: list[Randomization]) -> Snapshot:
             return _filled(snapshot, randomizations)
         if not cache.add(_key(survey) + ":lock", 1, LOCK_SECONDS):  # another worker is reading
             return _filled(snapshot, randomizations)
-    try:
-        read_now = tallies.read_tallies(randomizations)
-        digests = {pk: tallies.tally_digest(t) for pk, t in read_now.items()}
-        snapshot = Snapshot(version, time.time(), read_now, digests, current=version)
-        cache.set(_key(survey), snapshot, SNAPSHOT_SECONDS)
-    finally:
-        cache.delete(_key(survey) + ":lock")
-    return snapshot
+    else:  # nothing to serve meanwhile: every reader reads
+        cache.add(_key(survey) + ":lock", 1, LOCK_SECONDS)
+    read_now = tallies.read_tallies(randomizations)
+    digests = {pk: tallies.tally_digest(t) for pk, t in read_now.items()}
+    hourly = tallies.hourly_counts(survey)
+    return Snapshot(version, time.time(), read_now, digests, hourly, current=version, pending=True)
+
+
+def publish(survey: Survey, snapshot: Snapshot | None) -> None:
+    """Make a snapshot this request read the one every reader gets, and let the next refresh happen."""
+    if snapshot is None or not snapshot.pending:
+        return
+    snapshot.pending = False
+    cache.set(_key(survey), snapshot, SNAPSHOT_SECONDS)
+    cache.delete(_key(survey) + ":lock")
 
 
 def _filled(snapshot: Snapshot, randomizations: list[Randomization]) -> Snapshot:

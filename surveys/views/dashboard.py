@@ -31,7 +31,7 @@ from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results
 from surveys.responding import tallies
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import charts, crosstabs, trends
+from surveys.results import charts, crosstabs, snapshots, trends
 from surveys.results.cards import cached_chart, matrix_cards, result_view, short_digest
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
@@ -41,9 +41,12 @@ from surveys.views.reading import band_kind, conditional, estimate_kind, page_et
 DASHBOARD = "surveys/results.html"
 
 
-def over_time(survey: Survey) -> tuple[int, str, str]:
-    """(responses, chart, digest) from the hourly counters; the chart is drawn once per state."""
-    hourly = tallies.hourly_counts(survey)
+def over_time(survey: Survey, state: SurveyState | None = None) -> tuple[int, str, str]:
+    """(responses, chart, digest) from the hourly counters (as the state's snapshot read them, if it
+    has one); the chart is drawn once per state."""
+    hourly = (
+        state.snapshot.hourly if state is not None and state.snapshot is not None else tallies.hourly_counts(survey)
+    )
     total = sum(count for _, count in hourly)
     if not hourly:
         return 0, "", ""
@@ -64,7 +67,7 @@ def dashboard_context(
     bands: str = "option",
 ) -> dict[str, Any]:
     state = state or SurveyState.read(survey)
-    responses, responses_chart, _hourly = timeline or over_time(survey)
+    responses, responses_chart, _hourly = timeline or over_time(survey, state)
     return {
         "survey": survey,
         "kind": kind,
@@ -132,6 +135,7 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     kind, bands = estimate_kind(request), band_kind(request)
     state = SurveyState.read(survey, live=True)
     if request.htmx and request.GET.get("since") == state.signature:
+        snapshots.publish(survey, state.snapshot)
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
@@ -145,6 +149,7 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"))
     response = conditional(request, page_etag(request, survey, state, *parts), render_page)
+    snapshots.publish(survey, state.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -159,6 +164,7 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     state = SurveyState.read(survey, [question], live=True)
     signature = state.signature
     if request.htmx and request.GET.get("since") == signature:
+        snapshots.publish(survey, state.snapshot)
         return HttpResponse(status=204)
 
     def render_page() -> HttpResponse:
@@ -169,6 +175,7 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
 
     etag = page_etag(request, survey, state, "question", question.pk, kind, bands)
     response = conditional(request, etag, render_page)
+    snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -234,7 +241,7 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if not survey.public_results:
         raise Http404
     state = SurveyState.read(survey, live=True)
-    timeline = over_time(survey)
+    timeline = over_time(survey, state)
     bands = band_kind(request)
 
     def render_page() -> HttpResponse:
@@ -245,5 +252,6 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return render(request, "surveys/public_results.html", context)
 
     response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
+    snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, no_cache=True)
     return response

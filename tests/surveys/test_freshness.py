@@ -86,4 +86,7 @@ def test_a_snapshot_holds_exactly_the_tallies_read_now(answered):
     live = SurveyState.read(answered, live=True)
     exact = SurveyState.read(answered)
     assert live.signature == exact.signature and live.snapshot is not None and exact.snapshot is None
+    assert live.snapshot.pending and cache.get(snapshots._key(answered)) is None  # drawn first, then shared
+    snapshots.publish(answered, live.snapshot)
     assert cache.get(snapshots._key(answered)).version == survey_version(answered) == 600
+    assert not SurveyState.read(answered, live=True).snapshot.pending
