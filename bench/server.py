@@ -128,7 +128,7 @@ def gunicorn(
     app: str = "config.wsgi",
     extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run collectstatic and gunicorn against the database; yield the base URL; stop it.
+    """Run collectstatic, gunicorn and the job worker against the database; yield the base URL; stop them.
 
     ``app`` is the WSGI application (``bench.bare:application`` adds the bare baseline beside Murmur).
     """
@@ -149,6 +149,8 @@ def gunicorn(
         "warning",
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
+    # The job worker beside gunicorn, as `make serve` runs it (jobs wait in the scratch database).
+    jobs = subprocess.Popen([python, "manage.py", "run_jobs"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -161,5 +163,7 @@ def gunicorn(
             raise RuntimeError("gunicorn did not start")
         yield base
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        for running in (process, jobs):
+            running.terminate()
+        for running in (process, jobs):
+            running.wait(timeout=30)

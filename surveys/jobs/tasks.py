@@ -19,6 +19,7 @@ TASKS: dict[str, str] = {
     "invitation_mail": "surveys.responding.invitations.run_invitation_mail",
     "open_due_rounds": "surveys.series.rounds.run_open_due_rounds",
     "expire_exports": "surveys.results.export_files.run_expire_exports",
+    "refresh_results": "surveys.results.refresh.run_refresh",
 }
 
 

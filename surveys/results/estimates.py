@@ -180,12 +180,18 @@ class SurveyState:
     """Where a live read got its tallies: its age and how many responses it lacks (None: read now)."""
 
     @classmethod
-    def read(cls, survey: Survey, questions: list[Question] | None = None, live: bool = False) -> SurveyState:
+    def read(
+        cls,
+        survey: Survey,
+        questions: list[Question] | None = None,
+        live: bool = False,
+        snapshot: snapshots.Snapshot | None = None,
+    ) -> SurveyState:
         """The questions (all, or these), their randomizations and tallies.
 
         ``live`` (the results pages): the tallies come from the survey's snapshot
         (:mod:`surveys.results.snapshots`), re-read at most once per version and refresh interval;
-        otherwise (exports, jobs) they are read now.
+        ``snapshot``: from this one; otherwise (exports, jobs) they are read now.
         """
         questions_given = questions
         questions = (
@@ -197,13 +203,13 @@ class SurveyState:
         rows = Randomization.objects.filter(question__in=questions).order_by("question_id", "-version")
         for randomization in rows:
             by_question[randomization.question_id].append(randomization)
-        if live:
+        if live or snapshot is not None:
             every = (
                 [r for versions in by_question.values() for r in versions]
                 if questions_given is None
                 else list(Randomization.objects.filter(question__survey=survey))
             )
-            snapshot = snapshots.read(survey, every)
+            snapshot = snapshot or snapshots.read(survey, every)
             wanted = {r.pk for versions in by_question.values() for r in versions}
             read = {pk: t for pk, t in snapshot.tallies.items() if pk in wanted}
             digests = {pk: snapshot.digests[pk] for pk in read}

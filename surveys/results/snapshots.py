@@ -1,21 +1,22 @@
-"""A live survey's tallies, read at most once per version and per interval, by one worker at a time.
+"""A live survey's tallies, read at most once per version and per interval, by one job at a time.
 
-A results page needs every tally of the survey (O(cells x shards) rows). Read on every request of an
-open survey, that is the cost of every view, poll and 304, and each new report makes every viewer
-re-read and re-estimate at once. Here a survey's tallies are kept in the cache as a
-:class:`Snapshot` labelled with the survey's version (:func:`surveys.responding.versions.survey_version`,
-a read of at most ``TALLY_SHARDS`` rows):
+A results page needs every tally of the survey (O(cells x shards) rows), its estimates and its
+charts. Done on every request of an open survey, that is the cost of every view, poll and 304,
+and each new report makes every viewer re-read, re-estimate and redraw at once. Here a survey's
+tallies are kept in the cache as a :class:`Snapshot` labelled with the survey's version
+(:func:`surveys.responding.versions.survey_version`, a read of at most ``TALLY_SHARDS`` rows):
 
 - the version unchanged: the snapshot is served as it is (nothing is read but the version);
 - changed, but the snapshot younger than ``RESULTS_REFRESH_SECONDS``: served as it is, with its age
   and how many responses it lacks, so the page can say so;
-- older: one request re-reads the tallies (single flight: a lock key taken with ``cache.add``)
-  and draws its page, while the others serve the previous snapshot with its age; then it
-  publishes the new one (:func:`publish`).
+- older: still served as it is, and a ``refresh_results`` job is queued (one per survey at a
+  time: the job key) that reads the tallies, computes the estimates, draws the default page's
+  charts and then publishes the new snapshot (:func:`surveys.results.refresh.run_refresh`). No request waits for it.
 
-Estimates and charts are cached by the tallies' digests (:func:`surveys.results.estimates.cached_estimates`,
-:func:`surveys.results.charts.cached_chart`), so they too are recomputed at most once per snapshot.
-Exports and jobs read the tallies themselves (``SurveyState.read(..., live=False)``), never a snapshot.
+Only the first view of a survey with no snapshot reads the tallies itself, and publishes them once
+its page is drawn. Estimates and charts are cached by the tallies' digests
+(:func:`surveys.results.estimates.cached_estimates`, :func:`surveys.results.charts.cached_chart`).
+Exports and jobs read the tallies themselves (``SurveyState.read`` without ``live``), never a snapshot.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from surveys.responding.versions import survey_version
 
 #: How long a snapshot stays in the cache at most (a quiet survey's is simply reused).
 SNAPSHOT_SECONDS = 24 * 3600
-#: How long a worker may hold the recompute lock before another may take it (it died).
-LOCK_SECONDS = 60
 
 
 @dataclass
@@ -69,28 +68,38 @@ def _key(survey: Survey) -> str:
 
 
 def read(survey: Survey, randomizations: list[Randomization]) -> Snapshot:
-    """The survey's tallies from a fresh enough snapshot, or read now (see the module's rules).
+    """The survey's tallies from its snapshot, or read now the first time (see the module's rules).
 
     ``randomizations`` are every randomization of the survey (a version added since the snapshot
-    holds no reports yet: it gets an empty tally). A snapshot read now is ``pending``: the others
-    keep serving the previous one, whose estimates and charts are drawn, until this request has
-    drawn its page and calls :func:`publish` (or its lock expires, if it died).
+    holds no reports yet: it gets an empty tally). A stale snapshot is served as it is, and a
+    ``refresh_results`` job is queued (one at a time per survey) to read the new tallies, compute
+    the estimates, draw the charts and publish them. With no snapshot at all the request reads
+    the tallies itself (``pending``) and publishes them once its page is drawn (:func:`publish`).
     """
     version = survey_version(survey)
     snapshot: Snapshot | None = cache.get(_key(survey))
     if snapshot is not None:
         snapshot.current = version
-        fresh_enough = time.time() - snapshot.computed_at < settings.RESULTS_REFRESH_SECONDS
-        if snapshot.version == version or fresh_enough:
+        if snapshot.version == version:
             return _filled(snapshot, randomizations)
-        if not cache.add(_key(survey) + ":lock", 1, LOCK_SECONDS):  # another worker is reading
-            return _filled(snapshot, randomizations)
-    else:  # nothing to serve meanwhile: every reader reads
-        cache.add(_key(survey) + ":lock", 1, LOCK_SECONDS)
-    read_now = tallies.read_tallies(randomizations)
-    digests = {pk: tallies.tally_digest(t) for pk, t in read_now.items()}
+        if time.time() - snapshot.computed_at >= settings.RESULTS_REFRESH_SECONDS:
+            from surveys.jobs import queue
+
+            queue.enqueue("refresh_results", survey, key=f"refresh:{survey.pk}", params={})
+            refreshed: Snapshot | None = cache.get(_key(survey))  # the synchronous transport has run it
+            if refreshed is not None and refreshed.version != snapshot.version:
+                refreshed.current = version
+                snapshot = refreshed
+        return _filled(snapshot, randomizations)
+    return read_now(survey, randomizations, version)
+
+
+def read_now(survey: Survey, randomizations: list[Randomization], version: int) -> Snapshot:
+    """The tallies and hourly counts read now, as a pending snapshot labelled ``version``."""
+    read = tallies.read_tallies(randomizations)
+    digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
     hourly = tallies.hourly_counts(survey)
-    return Snapshot(version, time.time(), read_now, digests, hourly, current=version, pending=True)
+    return Snapshot(version, time.time(), read, digests, hourly, current=version, pending=True)
 
 
 def publish(survey: Survey, snapshot: Snapshot | None) -> None:
@@ -99,7 +108,6 @@ def publish(survey: Survey, snapshot: Snapshot | None) -> None:
         return
     snapshot.pending = False
     cache.set(_key(survey), snapshot, SNAPSHOT_SECONDS)
-    cache.delete(_key(survey) + ":lock")
 
 
 def _filled(snapshot: Snapshot, randomizations: list[Randomization]) -> Snapshot:

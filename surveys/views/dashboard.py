@@ -32,7 +32,7 @@ from surveys.replica import reads_results
 from surveys.responding import tallies
 from surveys.responding.ratelimits import rate_limited
 from surveys.results import charts, crosstabs, snapshots, trends
-from surveys.results.cards import cached_chart, matrix_cards, result_view, short_digest
+from surveys.results.cards import cached_chart, matrix_cards, responses_timeline, result_view, short_digest
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
 from surveys.views.crosstab import crosstab_url
@@ -43,20 +43,10 @@ DASHBOARD = "surveys/results.html"
 
 def over_time(survey: Survey, state: SurveyState | None = None) -> tuple[int, str, str]:
     """(responses, chart, digest) from the hourly counters (as the state's snapshot read them, if it
-    has one); the chart is drawn once per state."""
-    hourly = (
-        state.snapshot.hourly if state is not None and state.snapshot is not None else tallies.hourly_counts(survey)
-    )
-    total = sum(count for _, count in hourly)
-    if not hourly:
-        return 0, "", ""
-    digest = short_digest(repr(hourly))
-    chart = cached_chart(
-        "over-time",
-        [survey.pk, digest],
-        lambda: charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly]),
-    )
-    return total, chart, digest
+    has one): :func:`surveys.results.cards.responses_timeline`."""
+    snapshot = state.snapshot if state is not None else None
+    hourly = snapshot.hourly if snapshot is not None else tallies.hourly_counts(survey)
+    return responses_timeline(survey.pk, hourly)
 
 
 def dashboard_context(
