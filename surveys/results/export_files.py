@@ -141,8 +141,14 @@ def fresh_export(survey: Any, fmt: str) -> Job | None:
     return job if job.result.get("version") == survey_version(survey) else None
 
 
+#: Finished jobs other than exports (refreshes, mail, the schedule's) are kept this long, then deleted.
+KEEP_FINISHED = timedelta(days=1)
+
+
 def run_expire_exports(job: Job, progress: Any) -> dict[str, Any]:
-    """The hourly ``expire_exports`` task: delete the files of exports past their expiry."""
+    """The hourly ``expire_exports`` task: delete the files of exports past their expiry, and the
+    rows of other jobs finished more than :data:`KEEP_FINISHED` ago (a live survey queues a
+    results refresh every few seconds)."""
     expired = Job.objects.filter(task="export", expires_at__lte=timezone.now()).exclude(file="")
     count = 0
     for old in expired:
@@ -150,4 +156,7 @@ def run_expire_exports(job: Job, progress: Any) -> dict[str, Any]:
             default_storage.delete(old.file.name)
         Job.objects.filter(pk=old.pk).update(file="")
         count += 1
-    return {"deleted": count}
+    finished = Job.objects.exclude(task="export").filter(
+        status__in=[Job.Status.DONE, Job.Status.FAILED], finished_at__lt=timezone.now() - KEEP_FINISHED
+    )
+    return {"deleted": count, "forgotten": finished.delete()[0]}

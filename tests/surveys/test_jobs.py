@@ -188,8 +188,11 @@ def test_an_expired_export_is_refused_and_its_file_deleted(organizer_client, ans
     Job.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert organizer_client.get(url).status_code == 404
     name = job.file.name
+    old = queue.enqueue("open_due_rounds")
+    Job.objects.filter(pk=old.pk).update(finished_at=timezone.now() - timedelta(days=2))
     queue.enqueue("expire_exports")
     assert not default_storage.exists(name)
+    assert not Job.objects.filter(pk=old.pk).exists() and Job.objects.filter(pk=job.pk).exists()
 
 
 def test_another_organizer_cannot_see_or_download_exports(client, other_organizer, answered):
