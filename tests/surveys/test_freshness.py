@@ -11,15 +11,10 @@ from django.urls import reverse
 from surveys.responding.versions import survey_version
 from surveys.results import snapshots
 from tests.base import make_reports
+from tests.surveys import test_storage
 from tests.surveys.test_storage import post, submission_body, survey_with
 
-
-@pytest.fixture
-def answered(organizer):
-    survey = survey_with(organizer, 3)
-    for question in survey.questions.all():
-        make_reports(question, [i % 4 for i in range(200)], seed=question.position)
-    return survey
+answered = test_storage.answered  # the fixture: a 3-question survey with 400 reports each
 
 
 def tally_reads(queries):
@@ -93,5 +88,5 @@ def test_a_snapshot_holds_exactly_the_tallies_read_now(answered):
     assert live.signature == exact.signature and live.snapshot is not None and exact.snapshot is None
     assert live.snapshot.pending and cache.get(snapshots._key(answered)) is None  # drawn first, then shared
     snapshots.publish(answered, live.snapshot)
-    assert cache.get(snapshots._key(answered)).version == survey_version(answered) == 600
+    assert cache.get(snapshots._key(answered)).version == survey_version(answered) == 1200
     assert not SurveyState.read(answered, live=True).snapshot.pending
