@@ -41,9 +41,10 @@ run: install  ## migrate, load the demo surveys, serve on http://127.0.0.1:$(POR
 	@echo
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
-serve: install  ## production: gunicorn + whitenoise; needs SECRET_KEY, ALLOWED_HOSTS, DEBUG=false
+serve: install  ## production: gunicorn + whitenoise and the job worker beside it; needs SECRET_KEY, ALLOWED_HOSTS, DEBUG=false
 	DEBUG=false $(PY) manage.py collectstatic --noinput --verbosity 0
 	DEBUG=false $(PY) manage.py migrate --noinput
+	DEBUG=false $(PY) manage.py run_jobs & jobs=$$!; trap 'kill $$jobs 2>/dev/null' EXIT INT TERM; \
 	DEBUG=false $(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind 0.0.0.0:$(PORT)
 
 test: install-dev test-python test-js  ## the loop: every test but the long simulations (browser and privacy tests included), in parallel, then JS

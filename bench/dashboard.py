@@ -1,25 +1,36 @@
 """Dashboard response time with 1,000,000 responses to a 10-question survey in PostgreSQL.
 
-    python -m bench.dashboard [--responses N] [--repeat R] [--keep]
+    python -m bench.dashboard [--responses N] [--repeat R] [--writer RATE] [--cache URL]
 
-Builds a scratch database (``murmur_bench_dashboard``), stores N simulated respondents' reports
-(randomized by ldp, loaded with COPY) with their tallies, serves the app with gunicorn
-(production settings, 2 workers), and times over HTTP on loopback the whole-survey results page,
-every question's page, the public page, a conditional GET (304) and a live poll that finds nothing
-new; cold (first draw) and warm, with the production cache (Redis by default).
+Builds a scratch database of its own (``murmur_bench_dashboard_<pid>_<random>``, dropped at the
+end), stores N simulated respondents' reports (randomized by ldp, loaded with COPY) with their
+tallies, serves the app with gunicorn (production settings, 2 workers), and times over HTTP on
+loopback the whole-survey results page, every question's page, the public page, a conditional GET
+(304) and a live poll; cold (first draw) and warm, with the production cache (Redis by default,
+under keys of this run's own, deleted at the end). ``--writer RATE`` posts valid submissions at
+RATE a second through the app's submit endpoint during the measurements (the survey is live), and
+prints the rate reached and the load average beside each figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
+import tempfile
+import threading
 import time
+import urllib.error
 import urllib.request
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
-from bench.server import gunicorn, percentile, recreate_database, setup_django
+from bench.server import gunicorn, percentile, scratch_cache, scratch_database, setup_django
+from bench.submit import CSRF, write_bodies
 
 DATABASE = "murmur_bench_dashboard"
 OPTIONS_5 = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
@@ -131,38 +142,86 @@ def etag_of(url: str, cookie: str) -> str:
         return response.headers["ETag"]
 
 
+def signature_of(url: str, cookie: str) -> str:
+    """The ``since`` a results page polls with (its snapshot's signature)."""
+    request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}"})
+    with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+        found = re.search(r"since=([0-9a-f]+)", response.read().decode())
+    assert found is not None, "the page does not poll: is the survey open?"
+    return found.group(1)
+
+
 def summary(timings: list[float]) -> str:
+    load = os.getloadavg()[0]
     return (
-        f"median {statistics.median(timings):.0f} ms, p95 {percentile(timings, 0.95):.0f} ms, max {max(timings):.0f} ms"
+        f"median {statistics.median(timings):.0f} ms, p95 {percentile(timings, 0.95):.0f} ms, "
+        f"max {max(timings):.0f} ms (load average {load:.1f})"
     )
+
+
+def write_continuously(base: str, slug: str, bodies: list[str], rate: float, stop: threading.Event, sent: list[int]):
+    """Post ``bodies`` at ``rate`` a second (each once) until ``stop``; count the 201s in ``sent``."""
+    interval, due = 1.0 / rate, time.perf_counter()
+    for body in bodies:
+        if stop.is_set():
+            return
+        request = urllib.request.Request(
+            f"{base}/s/{slug}/submit/",
+            data=body.encode(),
+            method="POST",
+            headers={"Content-Type": "application/json", "Cookie": f"csrftoken={CSRF}", "X-CSRFToken": CSRF},
+        )
+        try:
+            with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
+                sent[0] += response.status == 201
+        except urllib.error.HTTPError:
+            pass
+        due += interval
+        time.sleep(max(0.0, due - time.perf_counter()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responses", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--cache", default="redis://127.0.0.1:6379/2", help="CACHE_URL of the served app")
+    parser.add_argument("--cache", default="redis://127.0.0.1:6379/0", help="CACHE_URL of the served app")
+    parser.add_argument("--writer", type=float, default=0.0, help="submissions a second posted while measuring")
     args = parser.parse_args()
 
-    url = recreate_database(DATABASE)
+    with scratch_database(DATABASE) as url:
+        run(args, url)
+
+
+def run(args: argparse.Namespace, url: str) -> None:
     setup_django(url)
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
     survey_id, question_ids, cookie = build(args.responses)
     from surveys.models import Survey
-    from surveys.results.estimates import tally_signature
 
     survey = Survey.objects.get(pk=survey_id)
     survey.public_results = True
     survey.save(update_fields=["public_results"])
-    if args.cache.startswith("redis"):
-        import redis
-
-        redis.Redis.from_url(args.cache).flushdb()
-    print(f"cache: {args.cache}; gunicorn 2 workers")
-    with gunicorn(url, workers=2, extra_env={"CACHE_URL": args.cache}) as base:
+    print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers")
+    with ExitStack() as stack:
+        cache_env = stack.enter_context(scratch_cache(args.cache))
+        base = stack.enter_context(gunicorn(url, workers=2, extra_env=cache_env))
         results = f"{base}/surveys/{survey_id}/results/"
+        if args.writer:
+            with tempfile.TemporaryDirectory() as scratch:
+                path = Path(scratch) / "bodies"
+                write_bodies(survey.slug, int(args.writer * 900), seed=7, path=path)  # 15 minutes' worth
+                bodies = path.read_text().splitlines()
+            stop, sent, started = threading.Event(), [0], time.perf_counter()
+            writer = threading.Thread(
+                target=write_continuously, args=(base, survey.slug, bodies, args.writer, stop, sent), daemon=True
+            )
+            writer.start()
+            stack.callback(
+                lambda: print(f"writer: {sent[0] / (time.perf_counter() - started):.0f} submissions/s stored")
+            )
+            stack.callback(stop.set)
         cold = time_get(results, cookie, 1, warm_up=False)
         print(f"whole survey, cold (first draw of every estimate and chart): {cold[0]:.0f} ms")
         whole = time_get(results, cookie, args.repeat)
@@ -178,9 +237,9 @@ def main() -> None:
         etag = etag_of(results, cookie)
         conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag})
         print(f"whole survey, conditional GET answered 304: {summary(conditional)}")
-        signature = tally_signature(survey)
+        signature = signature_of(results, cookie)
         poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"})
-        print(f"live poll, nothing new (204): {summary(poll)}")
+        print(f"live poll with the page's signature (204 until its snapshot is re-read): {summary(poll)}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ Only loopback addresses are used.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -32,7 +33,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bench.server import gunicorn, recreate_database, setup_django
+from bench.server import gunicorn, scratch_database, setup_django
 from bench.submit import CSRF, build, write_bodies
 
 PASSWORD = "bench Password 42!"
@@ -128,10 +129,15 @@ def main() -> None:
     args = parser.parse_args()
     for name in ("CACHE_URL", "REDIS_URL", "RATE_LIMIT_SUBMIT", "LOGIN_FAILURE_LIMIT", "LOGIN_DELAY_AFTER"):
         os.environ.pop(name, None)  # the defaults are what is measured
-    if args.database == "postgres":
-        url = recreate_database("murmur_bench_limits")
-    else:
-        url = f"sqlite:///{Path(tempfile.mkdtemp()) / 'limits.sqlite3'}"
+    with contextlib.ExitStack() as stack:
+        if args.database == "postgres":
+            url = stack.enter_context(scratch_database("murmur_bench_limits"))
+        else:
+            url = f"sqlite:///{Path(stack.enter_context(tempfile.TemporaryDirectory())) / 'limits.sqlite3'}"
+        run(args, url)
+
+
+def run(args: argparse.Namespace, url: str) -> None:
     setup_django(url)
     from django.contrib.auth import get_user_model
     from django.core.management import call_command

@@ -2,12 +2,13 @@
 
     python -m bench.load [--submissions N] [--concurrency C] [--workers W]
 
-Builds a scratch database (``murmur_bench_load``) with an open 5-question survey (one question per
-mechanism setting), serves it with gunicorn (production settings), and lets C concurrent
-respondents each load the answer page (for its one-time token and CSRF cookie) and post one
-randomized submission, until N have been sent. Reports submissions per second, p50/p99 latency
-of the POST, and checks that every accepted submission is stored whole: submissions, reports and
-tallies all add up ("lost reports" must be 0). Loopback only; bounded in count and time.
+Builds a scratch database of its own (``murmur_bench_load_<pid>_<random>``, dropped at the end) with
+an open 5-question survey (one question per mechanism setting), serves it with gunicorn (production
+settings), and lets C concurrent respondents each load the answer page (for its one-time token and
+CSRF cookie) and post one randomized submission, until N have been sent. Reports submissions per
+second, p50/p99 latency of the POST, and checks that every accepted submission is stored whole:
+submissions, reports and tallies all add up ("lost reports" must be 0). Loopback only; bounded in
+count and time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from html import unescape
 
 import numpy as np
 
-from bench.server import gunicorn, percentile, recreate_database, setup_django
+from bench.server import gunicorn, percentile, scratch_database, setup_django
 
 DATABASE = "murmur_bench_load"
 OPTIONS = ["A", "B", "C", "D", "E"]
@@ -105,7 +106,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
 
-    url = recreate_database(DATABASE)
+    with scratch_database(DATABASE) as url:
+        run(args, url)
+
+
+def run(args: argparse.Namespace, url: str) -> None:
     setup_django(url)
     from django.core.management import call_command
 

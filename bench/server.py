@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -33,12 +34,58 @@ def bench_database_url(name: str) -> str:
     return f"postgres://postgres@127.0.0.1:5432/{name}"
 
 
+def unique_name(prefix: str) -> str:
+    """A name no other run on this machine uses: the prefix, this process's id and 24 random bits."""
+    return f"{prefix}_{os.getpid()}_{secrets.token_hex(3)}"
+
+
 def recreate_database(name: str) -> str:
     """Drop and create a scratch database; return its URL."""
     with psycopg.connect(ADMIN_URL, autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
     return bench_database_url(name)
+
+
+def drop_database(name: str) -> None:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def scratch_database(prefix: str, keep: bool = False) -> Iterator[str]:
+    """A new database of this run's own (:func:`unique_name`), dropped at the end unless ``keep``.
+
+    Two benchmarks at once on one machine never touch each other's data.
+    """
+    name = unique_name(prefix)
+    url = recreate_database(name)
+    print(f"scratch database: {name}", flush=True)
+    try:
+        yield url
+    finally:
+        if not keep:
+            drop_database(name)
+
+
+@contextlib.contextmanager
+def scratch_cache(url: str) -> Iterator[dict[str, str]]:
+    """The environment of a served app whose cache keys are this run's own; its keys deleted at the end.
+
+    On Redis the run's keys share a unique prefix (``CACHE_KEY_PREFIX``), so nothing else in the
+    database is read or deleted (no ``FLUSHDB``). Other caches live in the scratch database.
+    """
+    prefix = unique_name("bench")
+    try:
+        yield {"CACHE_URL": url, "CACHE_KEY_PREFIX": prefix}
+    finally:
+        if url.startswith(("redis://", "rediss://", "unix://")):
+            import redis
+
+            client = redis.Redis.from_url(url)
+            keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+            for start in range(0, len(keys), 1000):
+                client.delete(*keys[start : start + 1000])
 
 
 def setup_django(database_url: str) -> None:
@@ -63,6 +110,7 @@ def server_environment(database_url: str) -> dict[str, str]:
         "CONN_MAX_AGE": "60",
         "LOG_LEVEL": "WARNING",
         "RATE_LIMITS": "false",  # wrk sends everything from one loopback address
+        "JOBS_QUEUE": "db",  # jobs, if any, wait in the scratch database: no shared Redis queue
     }
 
 
@@ -77,20 +125,20 @@ def gunicorn(
     database_url: str,
     workers: int,
     threads: int = 1,
-    urls: str = "config.urls",
+    app: str = "config.wsgi",
     extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run collectstatic and gunicorn against the database; yield the base URL; stop it.
+    """Run collectstatic, gunicorn and the job worker against the database; yield the base URL; stop them.
 
-    ``urls`` picks the URLconf (``bench.urls`` adds the bare baseline view beside the app's).
+    ``app`` is the WSGI application (``bench.bare:application`` adds the bare baseline beside Murmur).
     """
-    env = {**server_environment(database_url), "MURMUR_ROOT_URLCONF": urls, **(extra_env or {})}
+    env = {**server_environment(database_url), **(extra_env or {})}
     python = sys.executable
     subprocess.run([python, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
     port = free_port()
     command = [
         str(Path(python).with_name("gunicorn")),
-        "config.wsgi",
+        app,
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
@@ -101,6 +149,8 @@ def gunicorn(
         "warning",
     ]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
+    # The job worker beside gunicorn, as `make serve` runs it (jobs wait in the scratch database).
+    jobs = subprocess.Popen([python, "manage.py", "run_jobs"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -113,5 +163,7 @@ def gunicorn(
             raise RuntimeError("gunicorn did not start")
         yield base
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        for running in (process, jobs):
+            running.terminate()
+        for running in (process, jobs):
+            running.wait(timeout=30)

@@ -2,9 +2,10 @@
 
     python -m bench.submit [--seconds S] [--rounds R] [--connections C] [--workers W] [--instances I]
 
-Builds a scratch database (``murmur_bench_submit``) with open surveys of 1, 10 and 50 questions
-(mechanisms mixed as in a real survey), serves the app and ``bench/urls.py``'s baseline with
-gunicorn (production settings), and drives both with ``wrk`` (``apt-get install -y wrk``) posting
+Builds a scratch database of its own (``murmur_bench_submit_<pid>_<random>``, dropped at the end)
+with open surveys of 1, 10 and 50 questions (mechanisms mixed as in a real survey), serves the app
+and ``bench/bare.py``'s baseline (a bare WSGI insert: no Django, no middleware, no parsing beyond
+``json.loads``) with gunicorn (production settings), and drives both with ``wrk`` (``apt-get install -y wrk``) posting
 pre-made valid submissions, each with its own one-time token, from a Lua script. For 10 questions
 Murmur and the baseline alternate R rounds of S seconds and the ratio of their medians is printed;
 then Murmur alone at 1, 10 and 50 questions. ``--instances 2`` runs two gunicorns on two ports
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.server import gunicorn, recreate_database, setup_django
+from bench.server import gunicorn, scratch_database, setup_django
 
 DATABASE = "murmur_bench_submit"
 CSRF = "b" * 32  # an unmasked CSRF secret: the cookie and the header carry the same value
@@ -178,7 +179,11 @@ def main() -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is missing: apt-get install -y wrk")
 
-    url = recreate_database(DATABASE)
+    with scratch_database(DATABASE) as url:
+        run(args, url)
+
+
+def run(args: argparse.Namespace, url: str) -> None:
     setup_django(url)
     from django.core.management import call_command
 
@@ -208,9 +213,8 @@ def main() -> None:
         f"gunicorn: {args.workers} sync workers x {args.instances}"
     )
     with ExitStack() as stack:
-        bases = [
-            stack.enter_context(gunicorn(url, workers=args.workers, urls="bench.urls")) for _ in range(args.instances)
-        ]
+        app = "bench.bare:application"  # Murmur, with the bare baseline in front of it
+        bases = [stack.enter_context(gunicorn(url, workers=args.workers, app=app)) for _ in range(args.instances)]
 
         def run_everywhere(kind: str, n: int) -> dict[str, float]:
             path = f"/s/{slugs[n]}/submit/" if kind == "murmur" else f"/bench/baseline/{baseline_slug}/"

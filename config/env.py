@@ -41,13 +41,15 @@ def envcache(name: str, default: str) -> dict[str, object]:
     """A cache from a URL: ``locmem://`` (this process only), ``db://table`` (a table on the primary
     database, shared by every worker and server) or ``redis://host:port/db`` (shared)."""
     url = os.getenv(name, default).strip()
+    # Every key starts with this (``CACHE_KEY_PREFIX``, "murmur"): benchmarks give each run its own.
+    prefix = os.getenv("CACHE_KEY_PREFIX", "murmur")
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": "murmur"}
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": prefix}
     if url.startswith("locmem://"):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[9:] or "murmur"}
     if url.startswith("db://"):
         # surveys/migrations/0015 creates the default table; another needs `manage.py createcachetable`.
-        return {"BACKEND": "surveys.cache.DatabaseCache", "LOCATION": url[5:] or "murmur_cache", "KEY_PREFIX": "murmur"}
+        return {"BACKEND": "surveys.cache.DatabaseCache", "LOCATION": url[5:] or "murmur_cache", "KEY_PREFIX": prefix}
     raise ImproperlyConfigured(f"{name} must be locmem://, db://table or redis://host:port/db, got {url!r}")
 
 

@@ -37,10 +37,13 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "django_rq",
     "surveys",
 ]
 
 MIDDLEWARE = [
+    # Marks the request, so that work meant for a job refuses to run inline (surveys/jobs/guard.py).
+    "surveys.jobs.guard.RequestGuardMiddleware",
     # Drops X-Forwarded-For/-Proto unless the peer is a trusted proxy, before anything reads them.
     "surveys.responding.ratelimits.ForwardedHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -63,8 +66,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# Benchmarks serve the app beside a bare baseline view (bench/urls.py); everything else uses ours.
-ROOT_URLCONF = os.getenv("MURMUR_ROOT_URLCONF", "config.urls")
+ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
@@ -248,6 +250,29 @@ CSRF_FAILURE_VIEW = "surveys.views.errors.csrf_failure"
 # created by `migrate`). Local memory, one process's own, only in development; `check --deploy`
 # refuses it with DEBUG off.
 CACHES = {"default": envcache("CACHE_URL", os.getenv("REDIS_URL", "locmem://" if DEBUG else "db://murmur_cache"))}
+
+# Jobs (surveys/jobs/): exports, decoding, mail and scheduled rounds run off the request path. With
+# Redis, RQ over it (django-rq; `make serve` starts `manage.py run_jobs`); without, the job table is
+# the queue, and under `make run` a thread in runserver works it. "sync" runs a job at once (tests).
+_REDIS_URL = os.getenv("REDIS_URL") or (
+    os.getenv("CACHE_URL", "") if os.getenv("CACHE_URL", "").startswith(("redis://", "rediss://", "unix://")) else ""
+)
+JOBS_QUEUE = os.getenv("JOBS_QUEUE", "rq" if _REDIS_URL else "db")
+if JOBS_QUEUE not in ("rq", "db", "sync"):
+    raise ImproperlyConfigured(f"JOBS_QUEUE must be rq, db or sync, got {JOBS_QUEUE!r}")
+if JOBS_QUEUE == "rq" and not _REDIS_URL:
+    raise ImproperlyConfigured("JOBS_QUEUE=rq needs REDIS_URL (or a redis:// CACHE_URL).")
+JOBS_EMBEDDED = envbool("JOBS_EMBEDDED", "true" if DEBUG else "false")
+# A running job whose heartbeat is older than this lost its worker and is queued again.
+JOBS_STALE_SECONDS = envint("JOBS_STALE_SECONDS", "120")
+RQ_QUEUES = {"murmur": {"URL": _REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 6 * 3600}}
+RQ_SHOW_ADMIN_LINK = False
+# Finished exports stay downloadable this long, then the hourly sweep deletes their files.
+EXPORT_EXPIRY_HOURS = envint("EXPORT_EXPIRY_HOURS", "24")
+MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", BASE_DIR / "media"))
+# A live survey's results are recomputed at most once per this many seconds; meanwhile readers get
+# the last computed page with its age (surveys/results/snapshots.py). 0: always fresh.
+RESULTS_REFRESH_SECONDS = envint("RESULTS_REFRESH_SECONDS", "0" if DEBUG else "5")
 
 # Rate limits per client (surveys/responding/ratelimits.py), counted in the cache above: a keyed hash of the
 # client's address, kept only for its window. RATE_LIMITS=false turns them all off (benchmarks).

@@ -15,3 +15,7 @@ class SurveysConfig(AppConfig):
         from surveys.teams import audit
 
         audit.connect()
+        from surveys.jobs import embedded
+
+        # Under `make run`: a job worker thread inside runserver (surveys/jobs/embedded.py).
+        embedded.start()

@@ -451,6 +451,10 @@ class Submission(models.Model):
     received_hour = models.DateTimeField(default=hour_now, db_index=True)
     nonce = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
 
+    class Meta:
+        # The raw-report export pages through a survey's submissions by id (surveys/results/export_files.py).
+        indexes = [models.Index(fields=["survey", "id"], name="submission_survey_id")]
+
     def __str__(self) -> str:
         return f"submission {self.pk} to {self.survey}"
 
@@ -560,4 +564,8 @@ class Account(models.Model):
 
 
 from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E402, F401  (API tokens, webhooks)
+
+# Models kept beside their code: jobs (surveys/jobs/) and each survey's version counter.
+from surveys.jobs.records import Job  # noqa: E402, F401
+from surveys.responding.versions import SurveyVersion  # noqa: E402, F401
 from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401

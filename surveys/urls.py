@@ -105,6 +105,9 @@ urlpatterns = [
     path("surveys/<int:survey_id>/export/reports.sav", stats_exports.export_sav, name="export_sav"),
     path("surveys/<int:survey_id>/export/reports.dta", stats_exports.export_dta, name="export_dta"),
     path("surveys/<int:survey_id>/export/analysis.R", stats_exports.export_r, name="export_r"),
+    path("surveys/<int:survey_id>/export/survey.xlsx", exports.export_reports, {"fmt": "xlsx"}, name="export_workbook"),
+    path("surveys/<int:survey_id>/exports/", exports.exports_page, name="exports"),
+    path("surveys/<int:survey_id>/exports/<int:job_id>/", exports.export_download, name="export_download"),
     path(
         "surveys/<int:survey_id>/export/synthetic-<int:question_id>-v<int:version>.csv",
         exports.export_synthetic,

@@ -26,6 +26,16 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _jobs_at_once(settings, tmp_path):
+    """Jobs run at once, as jobs (surveys.jobs.queue: "sync"); their files go to the test's own folder.
+
+    tests/surveys/test_jobs.py switches to the "db" transport to check that pages never run them inline.
+    """
+    settings.JOBS_QUEUE = "sync"
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture(autouse=True)
 def _empty_cache():
     """Each test starts with an empty cache: databases reuse ids across rolled-back tests."""
     from django.core.cache import cache

@@ -15,7 +15,8 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import User
 from django.forms.models import model_to_dict
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Path, Router, Status
@@ -543,7 +544,7 @@ def estimates(request: HttpRequest, survey_id: int = id_path()) -> Any:
 
 
 #: The downloads, by file name: the organizer pages' own export views.
-EXPORTS: dict[str, Callable[..., HttpResponse | StreamingHttpResponse]] = {
+EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
     **{f"estimates.{fmt}": partial(export_views.export_estimates, fmt=fmt) for fmt in ("csv", "json")},
     **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
     **{name: partial(stats_export, name=name) for name in STATS_FORMATS},

@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mass_mail
@@ -25,6 +26,8 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.crypto import salted_hmac
 
+from surveys.jobs import guard, queue
+from surveys.jobs.records import Job
 from surveys.models import Invitation, Survey
 
 HASH_SALT = "murmur.invitation"
@@ -65,36 +68,63 @@ def create_links(survey: Survey, share_url: str, count: int) -> list[NewLink]:
 
 
 def invite_addresses(survey: Survey, share_url: str, emails: Iterable[str]) -> int:
-    """Make one invitation per new address and mail each its link; how many were mailed.
+    """Make one invitation per new address and have a job mail each its link; how many were made.
 
     Addresses already invited to this survey are skipped, so pasting a list twice mails nobody
-    twice. The invitations and the mails go together: if sending fails, nothing is stored.
+    twice. The invitations are stored at once with a hash no token has (their links do not exist
+    yet); the job (:func:`run_invitation_mail`) mints each link and mails it.
     """
     known = set(survey.invitations.exclude(email="").values_list("email", flat=True))
     fresh = sorted({e.strip().lower() for e in emails} - {k.lower() for k in known} - {""})
-    tokens = {email: new_token() for email in fresh}
-    links = [NewLink(invitation_url(share_url, token), email) for email, token in tokens.items()]
-    with transaction.atomic():
-        Invitation.objects.bulk_create(
-            Invitation(survey=survey, token_hash=token_hash(token), email=email) for email, token in tokens.items()
-        )
-        send_invitations(survey, links, reminder=False)
-    return len(links)
+    made = Invitation.objects.bulk_create(
+        Invitation(survey=survey, token_hash=token_hash(new_token()), email=email) for email in fresh
+    )
+    mail_links(survey, share_url, [invitation.pk for invitation in made], reminder=False)
+    return len(made)
 
 
 def remind_unused(survey: Survey, share_url: str) -> int:
-    """Mail a fresh link to every unused invitation that has an address; how many were mailed."""
-    with transaction.atomic():
-        unused = list(survey.invitations.select_for_update().filter(used=False).exclude(email=""))
-        links = []
-        for invitation in unused:
-            token = new_token()
-            invitation.token_hash = token_hash(token)
-            invitation.reminders_sent += 1
-            links.append(NewLink(invitation_url(share_url, token), invitation.email))
-        Invitation.objects.bulk_update(unused, ["token_hash", "reminders_sent"])
-        send_invitations(survey, links, reminder=True)
-    return len(links)
+    """Have a job mail a fresh link to every unused invitation that has an address; how many."""
+    unused = list(survey.invitations.filter(used=False).exclude(email="").values_list("pk", flat=True))
+    mail_links(survey, share_url, unused, reminder=True)
+    return len(unused)
+
+
+def mail_links(survey: Survey, share_url: str, invitations: list[int], reminder: bool) -> None:
+    """Queue the job that mints and mails these invitations' links (no token is in its parameters)."""
+    if invitations:
+        params = {"share_url": share_url, "invitations": invitations, "reminder": reminder}
+        queue.enqueue("invitation_mail", survey, params=params)
+
+
+def run_invitation_mail(job: Job, progress: Any) -> dict[str, int]:
+    """The ``invitation_mail`` task: per invitation, a fresh token, its hash stored and its link mailed.
+
+    Each invitation is one transaction: the new hash commits only if the mail server took the mail,
+    so a failure leaves the earlier link working. Progress counts the invitations done, and a
+    retried job starts after them; a worker killed between a mail and its progress mails that one
+    address again, with a new link (the earlier one then stops working), and nobody else.
+    """
+    guard.off_request_path("Invitation mail")
+    survey, params = job.survey, job.params
+    assert survey is not None
+    ids: list[int] = params["invitations"]
+    mailed = 0
+    for index in range(job.done, len(ids)):
+        with transaction.atomic():
+            invitation = (
+                Invitation.objects.select_for_update().filter(pk=ids[index], used=False).exclude(email="").first()
+            )
+            if invitation is not None:
+                token = new_token()
+                invitation.token_hash = token_hash(token)
+                invitation.reminders_sent += int(params["reminder"])
+                invitation.save(update_fields=["token_hash", "reminders_sent"])
+                link = NewLink(invitation_url(params["share_url"], token), invitation.email)
+                send_invitations(survey, [link], reminder=params["reminder"])
+                mailed += 1
+        progress(index + 1, len(ids), force=True)
+    return {"mailed": mailed}
 
 
 def forget_addresses(survey: Survey) -> int:

@@ -39,7 +39,7 @@ from django.db.models import Sum
 
 import ldp
 from ldp import integrity
-from surveys.models import HourlyResponses, Randomization, Survey, TallyCell
+from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell
 
 #: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
 ROWS_PER_STATEMENT = 8000
@@ -96,11 +96,19 @@ def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], 
 
 
 def count_responses(survey: Survey, hour: datetime, count: int, shard: int | None = None) -> None:
-    """Add ``count`` submissions to the survey's counter for ``hour`` (call inside a transaction)."""
+    """Add ``count`` submissions to the survey's counter for ``hour`` and to its version (call inside
+    a transaction)."""
     table = HourlyResponses._meta.db_table
     shard = pick_shard() if shard is None else shard
     row = (survey.pk, connection.ops.adapt_datetimefield_value(hour), shard, count)
     _upsert(table, ("survey_id", "hour", "shard", "count"), ("survey_id", "hour", "shard"), [row])
+    bump_version(survey, count, shard)
+
+
+def bump_version(survey: Survey, count: int, shard: int) -> None:
+    """Add ``count`` submissions to the survey's version counter (:mod:`surveys.responding.versions`)."""
+    table = SurveyVersion._meta.db_table
+    _upsert(table, ("survey_id", "shard", "count"), ("survey_id", "shard"), [(survey.pk, shard, count)])
 
 
 def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:

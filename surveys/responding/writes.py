@@ -100,8 +100,9 @@ def _store_statement_by_statement(
 #: ``locked`` share-locks the randomizations reported to (``FOR KEY SHARE``: respondents never wait
 #: for each other, but an edit's ``FOR UPDATE`` excludes them; a row an edit retired while we waited
 #: is re-read, retired). The submission is inserted only if every randomization is in force and
-#: the survey open, and only if its nonce is new; reports, tally cells and the hourly count follow
-#: only if it was inserted. The verdict comes back so the refusal can say why.
+#: the survey open, and only if its nonce is new; reports, tally cells, the hourly count and the
+#: survey's version (``surveys.responding.versions``) follow only if it was inserted. The verdict
+#: comes back so the refusal can say why.
 SUBMIT_SQL = """
 WITH locked AS (
   SELECT r.retired, s.status, (s.closes_at IS NOT NULL AND s.closes_at <= %(now)s) AS closed,
@@ -148,6 +149,10 @@ WITH locked AS (
   INSERT INTO surveys_hourlyresponses (survey_id, hour, shard, count)
   SELECT %(survey)s, %(hour)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
   ON CONFLICT (survey_id, hour, shard) DO UPDATE SET count = surveys_hourlyresponses.count + 1
+), v AS (
+  INSERT INTO surveys_surveyversion (survey_id, shard, count)
+  SELECT %(survey)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
+  ON CONFLICT (survey_id, shard) DO UPDATE SET count = surveys_surveyversion.count + 1
 )
 SELECT (SELECT count(*) FROM s), found, retired, shut, repeated, limited, uninvited, (SELECT count(*) FROM invited)
 FROM verdict

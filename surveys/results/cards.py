@@ -69,3 +69,17 @@ def matrix_chart(items: list[dict[str, Any]], kind: str, bands: str) -> str:
         return charts.matrix_bars([r.question.text for r in shown], shown[0].question.options, shares, low, high)
 
     return cached_chart("matrix-chart", [short_digest(":".join(parts) + labels), kind, bands], draw)
+
+
+def responses_timeline(survey_id: int, hourly: list[tuple[Any, int]]) -> tuple[int, str, str]:
+    """(responses, chart, digest) from hourly counts; the chart is drawn once per state of the counts."""
+    total = sum(count for _, count in hourly)
+    if not hourly:
+        return 0, "", ""
+    digest = short_digest(repr(hourly))
+    chart = cached_chart(
+        "over-time",
+        [survey_id, digest],
+        lambda: charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly]),
+    )
+    return total, chart, digest

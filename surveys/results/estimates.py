@@ -44,7 +44,7 @@ from surveys.kinds import (  # noqa: F401  (read here by the results and exports
 )
 from surveys.models import Question, Randomization, Survey
 from surveys.responding import tallies
-from surveys.results import integrity
+from surveys.results import integrity, snapshots
 
 EstimateKind = Literal["consistent", "unbiased"]
 ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
@@ -177,9 +177,24 @@ class SurveyState:
     """Per question id, its randomizations, newest first."""
     tallies: dict[int, ldp.Tally]
     digests: dict[int, str] = field(default_factory=dict)
+    snapshot: snapshots.Snapshot | None = None
+    """Where a live read got its tallies: its age and how many responses it lacks (None: read now)."""
 
     @classmethod
-    def read(cls, survey: Survey, questions: list[Question] | None = None) -> SurveyState:
+    def read(
+        cls,
+        survey: Survey,
+        questions: list[Question] | None = None,
+        live: bool = False,
+        snapshot: snapshots.Snapshot | None = None,
+    ) -> SurveyState:
+        """The questions (all, or these), their randomizations and tallies.
+
+        ``live`` (the results pages): the tallies come from the survey's snapshot
+        (:mod:`surveys.results.snapshots`), re-read at most once per version and refresh interval;
+        ``snapshot``: from this one; otherwise (exports, jobs) they are read now.
+        """
+        questions_given = questions
         questions = (
             list(survey.questions.select_related("matrix", "pair_first", "pair_second"))
             if questions is None
@@ -189,6 +204,17 @@ class SurveyState:
         rows = Randomization.objects.filter(question__in=questions).order_by("question_id", "-version")
         for randomization in rows:
             by_question[randomization.question_id].append(randomization)
+        if live or snapshot is not None:
+            every = (
+                [r for versions in by_question.values() for r in versions]
+                if questions_given is None
+                else list(Randomization.objects.filter(question__survey=survey))
+            )
+            snapshot = snapshot or snapshots.read(survey, every)
+            wanted = {r.pk for versions in by_question.values() for r in versions}
+            read = {pk: t for pk, t in snapshot.tallies.items() if pk in wanted}
+            digests = {pk: snapshot.digests[pk] for pk in read}
+            return cls(survey, questions, by_question, read, digests, snapshot)
         read = tallies.read_tallies(r for versions in by_question.values() for r in versions)
         digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
         return cls(survey, questions, by_question, read, digests)

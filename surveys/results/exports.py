@@ -1,7 +1,9 @@
 """What the exports hold, as data: estimate rows, sufficient statistics, randomizations and reports.
 
-The views in :mod:`surveys.views.exports` and :mod:`surveys.views.crosstab` write these out as CSV
-or JSON; nothing here builds a response.
+The views in :mod:`surveys.views.exports` and :mod:`surveys.views.crosstab` write the small ones out
+as CSV or JSON; the raw reports are written to a file by a job (:mod:`surveys.results.export_files`).
+Nothing here builds a response. :class:`Table` (columns and an iterator of rows) is what every file
+format is written from.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from surveys.kinds import SUMMARIES, randomized_only, summary_of
-from surveys.models import Question, Report, Survey
+from surveys.models import Question, Report, Submission, Survey
 from surveys.results import crosstabs, integrity
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
@@ -224,64 +227,118 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     return records
 
 
-def report_records(survey: Survey) -> Iterator[dict[str, Any]]:
-    """Every stored report, decoded to its JSON form, streamed.
+#: Submissions per page of the raw-report export: their reports are read in one query per page.
+PAGE_SUBMISSIONS = 2000
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of an export table: its name, and what its values are (``int``, ``float``,
+    ``str``, or ``json``: a list or mapping a writer spells as JSON text)."""
+
+    name: str
+    type: str = "str"
+
+
+@dataclass
+class Table:
+    """An export as data: named columns and an iterator of rows (lists in column order).
+
+    Every writer (CSV, JSON, XLSX here; statistics packages' formats elsewhere) takes one of these,
+    so a new format needs no new query. Rows of the raw-report table come page by page
+    (:func:`report_records`): iterating holds one page in memory, whatever n.
+    """
+
+    name: str
+    columns: list[Column]
+    rows: Iterable[list[Any]]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def submission_pages(survey: Survey, size: int = PAGE_SUBMISSIONS) -> Iterator[list[tuple[int, Any]]]:
+    """The survey's submissions as (id, hour), ``size`` at a time, by keyset on the id.
+
+    Each page is one indexed range query (``submission_survey_id``): no server-side cursor, so it
+    works behind PgBouncer in transaction mode, and no offset, so page 500 costs what page 1 does.
+    """
+    last: int | None = None
+    while True:
+        page = Submission.objects.filter(survey=survey)
+        if last is not None:
+            page = page.filter(pk__gt=last)
+        rows = list(page.order_by("pk").values_list("pk", "received_hour")[:size])
+        if not rows:
+            return
+        yield rows
+        last = rows[-1][0]
+
+
+def report_records(survey: Survey, page_size: int = PAGE_SUBMISSIONS) -> Iterator[dict[str, Any]]:
+    """Every stored report, decoded to its JSON form, a page of submissions at a time.
 
     Ordered by the submissions' random ids, so the order says nothing about arrival.
     """
     mechanisms: dict[int, Any] = {}
-    reports = (
-        randomized_only(Report.objects.filter(submission__survey=survey))  # no answer stored as given
-        .order_by("submission_id", "question_id")
-        .values_list("submission_id", "submission__received_hour", "question_id", "randomization_id", "packed")
-    )
     versions = {r.pk: r for q in survey.questions.all() for r in q.randomizations.all()}
-    for submission_id, hour, question_id, randomization_id, packed in reports.iterator(chunk_size=5000):
-        randomization = versions[randomization_id]
-        if randomization_id not in mechanisms:
-            mechanisms[randomization_id] = randomization.build_mechanism()
-        yield {
-            "round": survey.round_number,
-            "submission": submission_id,
-            "received_hour": hour.isoformat(),
-            "question_id": question_id,
-            "version": randomization.version,
-            "report": mechanisms[randomization_id].unpack_report(bytes(packed)),
-        }
+    for page in submission_pages(survey, page_size):
+        hours = dict(page)
+        reports = (
+            randomized_only(Report.objects.filter(submission_id__in=list(hours)))  # no answer stored as given
+            .order_by("submission_id", "question_id")
+            .values_list("submission_id", "question_id", "randomization_id", "packed")
+        )
+        for submission_id, question_id, randomization_id, packed in reports:
+            randomization = versions[randomization_id]
+            if randomization_id not in mechanisms:
+                mechanisms[randomization_id] = randomization.build_mechanism()
+            yield {
+                "round": survey.round_number,
+                "submission": submission_id,
+                "received_hour": hours[submission_id].isoformat(),
+                "question_id": question_id,
+                "version": randomization.version,
+                "report": mechanisms[randomization_id].unpack_report(bytes(packed)),
+            }
 
 
-def json_report_stream(survey: Survey) -> Iterator[str]:
+def json_report_stream(survey: Survey, records: Iterable[dict[str, Any]] | None = None) -> Iterator[str]:
+    """The survey's randomizations and every report (``records``, default :func:`report_records`) as JSON text."""
     head = {"survey": survey.title, "round": survey.round_number, "randomizations": randomization_records(survey)}
     yield json.dumps(head)[:-1] + ', "reports": ['
-    for i, record in enumerate(report_records(survey)):
+    for i, record in enumerate(report_records(survey) if records is None else records):
         yield ("," if i else "") + json.dumps(record, separators=(",", ":"))
     yield "]}"
 
 
-def csv_report_stream(survey: Survey) -> Iterator[str]:
+REPORT_COLUMNS = [
+    Column("round", "int"),
+    Column("submission", "int"),
+    Column("received_hour"),
+    Column("question_id", "int"),
+    Column("version", "int"),
+    Column("mechanism"),
+    Column("k", "int"),
+    Column("epsilon", "float"),
+    Column("params", "json"),
+    Column("report", "json"),
+    Column("matrix_id", "int"),
+    Column("matrix_title"),
+    Column("matrix_item_index", "int"),
+]
+
+
+def report_table(survey: Survey) -> Table:
+    """The raw reports as a :class:`Table`: one row per report, its randomization beside it."""
     versions = {(r["question_id"], r["version"]): r for r in randomization_records(survey)}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(
-        [
-            "round",
-            "submission",
-            "received_hour",
-            "question_id",
-            "version",
-            "mechanism",
-            "k",
-            "epsilon",
-            "params",
-            "report",
-            *MATRIX_FIELDS,
-        ]
-    )
-    for record in report_records(survey):
-        r = versions[(record["question_id"], record["version"])]
-        writer.writerow(
-            [
-                record["round"] or "",
+
+    def rows() -> Iterator[list[Any]]:
+        for record in report_records(survey):
+            r = versions[(record["question_id"], record["version"])]
+            yield [
+                record["round"],
                 record["submission"],
                 record["received_hour"],
                 record["question_id"],
@@ -289,13 +346,51 @@ def csv_report_stream(survey: Survey) -> Iterator[str]:
                 r["mechanism"],
                 r["k"],
                 r["epsilon"],
-                json.dumps(r["params"]),
-                json.dumps(record["report"], separators=(",", ":")),
-                *("" if r[name] is None else r[name] for name in MATRIX_FIELDS),
+                r["params"],
+                record["report"],
+                *(r[name] for name in MATRIX_FIELDS),
             ]
-        )
+
+    return Table("reports", REPORT_COLUMNS, rows())
+
+
+_ESTIMATE_TYPES = {"round": "int", "question_id": "int", "version": "int", "k": "int", "n": "int", "params": "json"}
+
+
+def estimate_table(survey: Survey) -> Table:
+    """The estimate rows (:func:`estimate_rows`) as a :class:`Table` of :data:`ESTIMATE_COLUMNS`."""
+    columns = [Column(name, _ESTIMATE_TYPES.get(name, "str")) for name in ESTIMATE_COLUMNS]
+    return Table("estimates", columns, ([row.get(name) for name in ESTIMATE_COLUMNS] for row in estimate_rows(survey)))
+
+
+def csv_cell(value: Any, column: Column) -> Any:
+    """A value as a CSV cell: JSON for lists and mappings, empty for none."""
+    if value is None:
+        return ""
+    if column.type == "json":
+        return json.dumps(value, separators=(",", ":")) if column.name == "report" else json.dumps(value)
+    return value
+
+
+#: Excel opens a CSV file as UTF-8 (Korean intact) only when it starts with this byte-order mark.
+CSV_BOM = "\ufeff"
+
+
+def csv_stream(table: Table, bom: bool = True) -> Iterator[str]:
+    """A table as CSV text in pieces of about 64 kB, starting with the byte-order mark."""
+    buffer = io.StringIO()
+    if bom:
+        buffer.write(CSV_BOM)
+    writer = csv.writer(buffer)
+    writer.writerow(table.names)
+    for row in table.rows:
+        writer.writerow([csv_cell(v, c) for v, c in zip(row, table.columns, strict=True)])
         if buffer.tell() > 64_000:
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate()
     yield buffer.getvalue()
+
+
+def csv_report_stream(survey: Survey) -> Iterator[str]:
+    return csv_stream(report_table(survey))

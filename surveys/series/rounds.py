@@ -259,6 +259,18 @@ def open_due_rounds(now: datetime | None = None) -> list[Survey]:
     return [survey for survey in opened if survey is not None]
 
 
+def run_open_due_rounds(job: Any, progress: Any) -> dict[str, list[int]]:
+    """The hourly ``open_due_rounds`` job (:func:`surveys.jobs.loop.schedule`): every due round opened.
+
+    Idempotent: a round opens only while its series is due, under the series' row lock, so a
+    repeated job opens nothing twice.
+    """
+    from surveys.jobs import guard
+
+    guard.off_request_path("Opening scheduled rounds")
+    return {"opened": [survey.pk for survey in open_due_rounds()]}
+
+
 def current_round(survey: Survey) -> Survey | None:
     """The series' open round other than this survey, if there is one (for links from old rounds)."""
     if survey.series_id is None:

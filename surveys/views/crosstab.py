@@ -18,7 +18,7 @@ from surveys.kinds.pair import heatmap
 from surveys.models import Survey
 from surveys.replica import reads_results
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import crosstabs
+from surveys.results import crosstabs, snapshots
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
 from surveys.views.branching import among_asked_view
@@ -76,7 +76,7 @@ def requested_crosstab(request: HtmxHttpRequest, survey_id: int) -> dict[str, An
 
 def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> HttpResponse:
     """The cross-tab page (the fragment for htmx), with an ETag naming the tallies, both questions and the bands."""
-    state = SurveyState.read(survey)
+    state = SurveyState.read(survey, live=True)  # the pair table is re-joined at most once per snapshot
     first, second, bands = request.GET.get("first", ""), request.GET.get("second", ""), band_kind(request)
 
     def render_page() -> HttpResponse:
@@ -86,7 +86,9 @@ def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> Htt
         return render(request, template, context, status=context["status"])
 
     parts = ("crosstab", public, first, second, bands)
-    return conditional(request, page_etag(request, survey, state, *parts), render_page)
+    response = conditional(request, page_etag(request, survey, state, *parts), render_page)
+    snapshots.publish(survey, state.snapshot)
+    return response
 
 
 def crosstab_url(survey: Survey, public: bool) -> str:

@@ -31,8 +31,8 @@ from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results
 from surveys.responding import tallies
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import charts, crosstabs, trends
-from surveys.results.cards import cached_chart, matrix_cards, result_view, short_digest
+from surveys.results import charts, crosstabs, snapshots, trends
+from surveys.results.cards import cached_chart, matrix_cards, responses_timeline, result_view, short_digest
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
 from surveys.views.crosstab import crosstab_url
@@ -41,19 +41,12 @@ from surveys.views.reading import band_kind, conditional, estimate_kind, page_et
 DASHBOARD = "surveys/results.html"
 
 
-def over_time(survey: Survey) -> tuple[int, str, str]:
-    """(responses, chart, digest) from the hourly counters; the chart is drawn once per state."""
-    hourly = tallies.hourly_counts(survey)
-    total = sum(count for _, count in hourly)
-    if not hourly:
-        return 0, "", ""
-    digest = short_digest(repr(hourly))
-    chart = cached_chart(
-        "over-time",
-        [survey.pk, digest],
-        lambda: charts.responses_over_time([h for h, _ in hourly], [c for _, c in hourly]),
-    )
-    return total, chart, digest
+def over_time(survey: Survey, state: SurveyState | None = None) -> tuple[int, str, str]:
+    """(responses, chart, digest) from the hourly counters (as the state's snapshot read them, if it
+    has one): :func:`surveys.results.cards.responses_timeline`."""
+    snapshot = state.snapshot if state is not None else None
+    hourly = snapshot.hourly if snapshot is not None else tallies.hourly_counts(survey)
+    return responses_timeline(survey.pk, hourly)
 
 
 def dashboard_context(
@@ -64,7 +57,7 @@ def dashboard_context(
     bands: str = "option",
 ) -> dict[str, Any]:
     state = state or SurveyState.read(survey)
-    responses, responses_chart, _hourly = timeline or over_time(survey)
+    responses, responses_chart, _hourly = timeline or over_time(survey, state)
     return {
         "survey": survey,
         "kind": kind,
@@ -73,6 +66,7 @@ def dashboard_context(
         "responses": responses,
         "responses_chart": responses_chart,
         "signature": state.signature,
+        "snapshot": state.snapshot,
         "live": survey.status == Survey.Status.OPEN,
         "poll_seconds": settings.RESULTS_POLL_SECONDS,
     }
@@ -129,8 +123,9 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey)
+    state = SurveyState.read(survey, live=True)
     if request.htmx and request.GET.get("since") == state.signature:
+        snapshots.publish(survey, state.snapshot)
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
@@ -144,6 +139,7 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"))
     response = conditional(request, page_etag(request, survey, state, *parts), render_page)
+    snapshots.publish(survey, state.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -155,9 +151,10 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey, [question])
+    state = SurveyState.read(survey, [question], live=True)
     signature = state.signature
     if request.htmx and request.GET.get("since") == signature:
+        snapshots.publish(survey, state.snapshot)
         return HttpResponse(status=204)
 
     def render_page() -> HttpResponse:
@@ -168,6 +165,7 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
 
     etag = page_etag(request, survey, state, "question", question.pk, kind, bands)
     response = conditional(request, etag, render_page)
+    snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -196,6 +194,7 @@ def question_page_context(
         )
     context = {"survey": survey, "kind": kind, "bands": bands, "card": card, "earlier_cards": cards[1:]}
     context["signature"] = state.signature
+    context["snapshot"] = state.snapshot
     context["live"] = survey.status == Survey.Status.OPEN
     context["poll_seconds"] = settings.RESULTS_POLL_SECONDS
     return context
@@ -231,8 +230,8 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
     if not survey.public_results:
         raise Http404
-    state = SurveyState.read(survey)
-    timeline = over_time(survey)
+    state = SurveyState.read(survey, live=True)
+    timeline = over_time(survey, state)
     bands = band_kind(request)
 
     def render_page() -> HttpResponse:
@@ -243,5 +242,6 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return render(request, "surveys/public_results.html", context)
 
     response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
+    snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, no_cache=True)
     return response

@@ -1,6 +1,8 @@
-"""The organizer's downloads: estimates (CSV, JSON), every stored report (streamed), synthetic records.
+"""The organizer's downloads: estimates (CSV, JSON), every stored report and the workbook (files a
+job writes, :mod:`surveys.results.export_files`), synthetic records.
 
-Only the raw-report export reads every report, streaming; the rest come from the running tallies.
+Only the raw-report export reads every report, in a job; the rest come from the running tallies.
+CSV files start with a UTF-8 byte-order mark, so that Excel shows Korean text as written.
 """
 
 from __future__ import annotations
@@ -9,23 +11,26 @@ import csv
 import io
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
-from django.views.decorators.http import require_GET
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
 
 from surveys.access import get_survey_for, get_survey_for_results
-from surveys.models import Question
+from surveys.http import HtmxHttpRequest
+from surveys.jobs import queue
+from surveys.jobs.records import Job
+from surveys.models import Question, Survey
 from surveys.replica import reads_results
+from surveys.responding.versions import survey_version
 from surveys.results.estimates import SurveyState, synthetic
-from surveys.results.exports import (
-    ESTIMATE_COLUMNS,
-    csv_report_stream,
-    declared_pairs,
-    estimate_rows,
-    json_report_stream,
-    tally_exports,
-)
+from surveys.results.export_files import FORMATS, download_name, fresh_export
+from surveys.results.exports import CSV_BOM, ESTIMATE_COLUMNS, declared_pairs, estimate_rows, tally_exports
 
 
 @login_required
@@ -46,6 +51,7 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
         response: HttpResponse = JsonResponse(payload)
     else:
         buffer = io.StringIO()
+        buffer.write(CSV_BOM)  # Excel reads the file as UTF-8 (Korean intact) only with it
         writer = csv.DictWriter(buffer, fieldnames=ESTIMATE_COLUMNS)
         writer.writeheader()
         writer.writerows({**row, "params": json.dumps(row["params"])} for row in rows)
@@ -56,17 +62,89 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
 
 @login_required
 @require_GET
-def export_reports(request: HttpRequest, survey_id: int, fmt: str) -> StreamingHttpResponse:
+def export_reports(request: HttpRequest, survey_id: int, fmt: str) -> HttpResponseBase:
+    """Every stored report (CSV, JSON) or the workbook (XLSX: estimates and reports), as a file a job wrote.
+
+    The newest export is sent if it holds every report stored so far; otherwise a job is asked to
+    write one (one at a time per survey and format) and the organizer is sent to the exports page,
+    which shows its progress and offers the file when it is done. The request never reads the reports.
+    """
     survey = get_survey_for(request.user, survey_id, "export")
-    if fmt == "json":
-        stream = json_report_stream(survey)
-        content_type = "application/json"
-    else:
-        stream = csv_report_stream(survey)
-        content_type = "text/csv; charset=utf-8"
-    response = StreamingHttpResponse(stream, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="survey-{survey.pk}-reports.{fmt}"'
+    ready = fresh_export(survey, fmt)
+    if ready is None:
+        start_export(survey, fmt)
+        ready = fresh_export(survey, fmt)  # done already only with the synchronous transport (tests)
+    if ready is not None:
+        return send_export(ready)
+    return redirect("exports", survey.pk)
+
+
+def start_export(survey: Survey, fmt: str) -> Job:
+    """The survey's export job of this format under way, or a new one."""
+    return queue.enqueue("export", survey, key=f"export:{survey.pk}:{fmt}", params={"format": fmt})
+
+
+def send_export(job: Job) -> FileResponse:
+    """A finished export's file, streamed from storage."""
+    assert job.survey_id is not None
+    fmt = job.params["format"]
+    response = FileResponse(job.file.open("rb"), as_attachment=True, filename=download_name(job.survey_id, fmt))
+    response["Content-Type"] = FORMATS[fmt][1]
     return response
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def exports_page(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
+    """The exports of a survey: each format's newest file, its age and expiry, and a job's progress.
+
+    POST (``format``) asks for a new export. While a job runs, the list polls (htmx) every two seconds.
+    """
+    survey = get_survey_for(request.user, survey_id, "export")
+    if request.method == "POST":
+        fmt = request.POST.get("format", "")
+        if fmt not in FORMATS:
+            raise Http404
+        start_export(survey, fmt)
+        messages.success(request, _("Export started. This page shows its progress."))
+        return redirect("exports", survey.pk)
+    rows = []
+    for fmt in FORMATS:
+        jobs = Job.objects.filter(survey=survey, task="export", params__format=fmt).order_by("-pk")
+        live = jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+        last = jobs.filter(status=Job.Status.DONE).exclude(file="").first()
+        if last is not None and last.expires_at and last.expires_at <= timezone.now():
+            last = None
+        newest = jobs.first()
+        failed = newest if newest is not None and newest.status == Job.Status.FAILED else None
+        rows.append({"format": fmt, "label": FORMAT_LABELS[fmt], "live": live, "last": last, "failed": failed})
+    context = {
+        "survey": survey,
+        "rows": rows,
+        "working": any(row["live"] for row in rows),
+        "version": survey_version(survey),
+    }
+    if request.htmx:
+        return render(request, "surveys/exports.html#export-list", context)
+    return render(request, "surveys/exports.html", context)
+
+
+FORMAT_LABELS = {
+    "csv": gettext_lazy("Every report (CSV)"),
+    "json": gettext_lazy("Every report (JSON)"),
+    "xlsx": gettext_lazy("Workbook: estimates and every report (XLSX)"),
+}
+
+
+@login_required
+@require_GET
+def export_download(request: HttpRequest, survey_id: int, job_id: int) -> HttpResponseBase:
+    """One finished export's file, until it expires (then 404)."""
+    survey = get_survey_for(request.user, survey_id, "export")
+    job = get_object_or_404(Job, pk=job_id, survey=survey, task="export", status=Job.Status.DONE)
+    if not job.file or (job.expires_at is not None and job.expires_at <= timezone.now()):
+        raise Http404
+    return send_export(job)
 
 
 @login_required
@@ -88,7 +166,7 @@ def export_synthetic(request: HttpRequest, survey_id: int, question_id: int, ver
     writer = csv.writer(buffer)
     writer.writerow(["record", "value"])
     writer.writerows((i, repr(float(v))) for i, v in enumerate(made.records, start=1))
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(CSV_BOM + buffer.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"survey-{survey.pk}-question-{question.pk}-v{version}-synthetic.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -67,14 +67,16 @@ def invitation_emails(request: HttpRequest, survey_id: int) -> HttpResponse:
     form = InvitationEmailsForm(request.POST)
     if not form.is_valid():
         return render(request, PAGE, page_context(request, survey, emails_form=form), status=400)
-    try:
-        sent = invitations.invite_addresses(survey, share_url(request, survey), form.cleaned_data["emails"])
-    except OSError:
-        form.add_error(None, _("The mail server did not accept the invitations; none were made. Try again later."))
-        return render(request, PAGE, page_context(request, survey, emails_form=form), status=502)
+    sent = invitations.invite_addresses(survey, share_url(request, survey), form.cleaned_data["emails"])
     skipped = len(form.cleaned_data["emails"]) - sent
     messages.success(
-        request, ngettext("Mailed %(count)s invitation.", "Mailed %(count)s invitations.", sent) % {"count": sent}
+        request,
+        ngettext(
+            "Made %(count)s invitation; its mail is on its way.",
+            "Made %(count)s invitations; their mail is on its way.",
+            sent,
+        )
+        % {"count": sent},
     )
     if skipped:
         messages.info(
@@ -95,16 +97,14 @@ def invitation_reminders(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     if not may_publish(cast(User, request.user)):  # login_required: never AnonymousUser
         return refuse_unconfirmed(request, survey)
-    try:
-        sent = invitations.remind_unused(survey, share_url(request, survey))
-    except OSError:
-        messages.error(
-            request, _("The mail server did not accept the reminders; nothing was changed. Try again later.")
-        )
-        return redirect("invitations", survey.pk)
+    sent = invitations.remind_unused(survey, share_url(request, survey))
     messages.success(
         request,
-        ngettext("Sent %(count)s reminder with a new link.", "Sent %(count)s reminders with new links.", sent)
+        ngettext(
+            "%(count)s reminder with a new link is on its way.",
+            "%(count)s reminders with new links are on their way.",
+            sent,
+        )
         % {"count": sent},
     )
     return redirect("invitations", survey.pk)

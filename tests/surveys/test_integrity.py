@@ -75,7 +75,9 @@ def test_stuffed_fake_reports_show_the_warning_with_share_favored_option_and_rec
 
     rows = list(
         csv.DictReader(
-            io.StringIO(organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode())
+            io.StringIO(
+                organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode("utf-8-sig")
+            )
         )
     )
     delta = next(r for r in rows if r["option"] == "Delta")

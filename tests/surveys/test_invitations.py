@@ -119,7 +119,7 @@ def test_an_invited_submission_costs_the_same_statements(client, organizer):
         q["sql"] for q in queries if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"))
     ]
     # PostgreSQL: still the one submit statement (it also marks the invitation used); SQLite: one more.
-    assert len(statements) == (1 if connection.vendor == "postgresql" else 7), "\n".join(statements)
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 8), "\n".join(statements)
 
 
 class TestOrganizerPage:

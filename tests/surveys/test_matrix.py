@@ -318,7 +318,9 @@ def test_the_exports_name_each_items_block_and_place_and_re_estimate_it(organize
             assert (row["matrix_id"], row["matrix_title"], row["matrix_item_index"]) == block[row["question_id"]]
     table = list(
         csv.DictReader(
-            io.StringIO(organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode())
+            io.StringIO(
+                organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode("utf-8-sig")
+            )
         )
     )
     for row in table:

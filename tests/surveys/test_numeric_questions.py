@@ -197,7 +197,7 @@ def test_the_dashboard_shows_each_mean_with_its_interval_and_exports_it(organize
     assert rating_mean["unbiased_low"] < 3.6 < rating_mean["unbiased_high"]
     age_row = next(r for r in rows if r["question_id"] == age.pk)
     assert age_row["enough"] is False and age_row["reports_needed"] > 20
-    text = organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode()
+    text = organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode("utf-8-sig")
     assert {r["statistic"] for r in csv.DictReader(io.StringIO(text))} == {"mean", "share"}
 
 
@@ -235,12 +235,12 @@ def test_the_dashboard_offers_modips_synthetic_records_that_match_the_page(organ
     sleep, _rating, age = survey.questions.all()
     make_reports(sleep, np.random.default_rng(8).uniform(5, 9, 3000).tolist(), seed=1)
     make_reports(age, [30.0] * 3000, seed=2)
-    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    html = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode("utf-8-sig")
     assert html.count("data-synthetic") == 1  # Piecewise; the one-bit age question identifies only a mean
     url = reverse("export_synthetic", args=[survey.pk, sleep.pk, 1])
     assert url in html
-    first = organizer_client.get(url).content.decode()
-    assert first == organizer_client.get(url).content.decode()  # seeded by the tally: stable downloads
+    first = organizer_client.get(url).content.decode("utf-8-sig")
+    assert first == organizer_client.get(url).content.decode("utf-8-sig")  # seeded by the tally: stable downloads
     rows = list(csv.DictReader(io.StringIO(first)))
     values = np.array([float(r["value"]) for r in rows])
     assert len(rows) == 3000 and [r["record"] for r in rows[:2]] == ["1", "2"]

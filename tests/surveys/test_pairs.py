@@ -237,7 +237,7 @@ def test_the_exports_carry_the_pair_tally_and_re_estimate_independently(organize
     first = [r["unbiased"] for r in rows if r["statistic"] == "first_share"]
     np.testing.assert_allclose(shares, again.cells.ravel(), atol=1e-12)
     np.testing.assert_allclose(first, again.marginal("first").shares, atol=1e-12)
-    csv = organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode()
+    csv = organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode("utf-8-sig")
     assert "second_share" in csv and "Apple × Yes" in csv
 
 

@@ -42,7 +42,10 @@ VIEW = {
     "survey_results", "survey_crosstab", "export_crosstab", "question_results", "export_estimates",
     "survey_analysis", "export_analysis",
 }  # fmt: skip
-EXPORT = {"export_reports", "export_synthetic", "export_sav", "export_dta", "export_r"}
+EXPORT = {
+    "export_reports", "export_synthetic", "export_sav", "export_dta", "export_r", "exports", "export_download",
+    "export_workbook",
+}  # fmt: skip
 MANAGE = {"survey_delete"}
 EDIT = {
     "survey_detail", "survey_settings", "survey_duplicate", "survey_preview", "survey_preview_check",
@@ -118,6 +121,7 @@ def url_of(name: str, converters: set[str], team) -> str:
         "invitation_id": team.invitation.pk,
         "webhook_id": team.webhook.pk,
         "token_id": team.token.pk,
+        "job_id": 1,
         "version": 1,
         "fmt": "csv",
         "slug": team.survey.slug,

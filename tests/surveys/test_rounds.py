@@ -228,7 +228,9 @@ def test_exports_name_the_round(organizer_client, recurring):
     second = made[1]
     rows = list(
         csv.DictReader(
-            io.StringIO(organizer_client.get(reverse("export_estimates", args=[second.pk, "csv"])).content.decode())
+            io.StringIO(
+                organizer_client.get(reverse("export_estimates", args=[second.pk, "csv"])).content.decode("utf-8-sig")
+            )
         )
     )
     assert rows and {row["round"] for row in rows} == {"2"}
@@ -240,7 +242,7 @@ def test_exports_name_the_round(organizer_client, recurring):
     memo = {r["mechanism"]: r["memo"] for r in data["randomizations"]}
     assert memo == {"krr": "", "rappor": "memoized-prr+irr"}
     raw_csv = b"".join(organizer_client.get(reverse("export_reports", args=[second.pk, "csv"])).streaming_content)
-    reader = list(csv.reader(io.StringIO(raw_csv.decode())))
+    reader = list(csv.reader(io.StringIO(raw_csv.decode("utf-8-sig"))))
     assert reader[0][0] == "round" and {row[0] for row in reader[1:]} == {"2"}
 
 

@@ -1,0 +1,92 @@
+"""Freshness without rework: an O(1) version for polls and 304s, snapshots re-read once per interval."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from surveys.responding.versions import survey_version
+from surveys.results import snapshots
+from tests.base import make_reports
+from tests.surveys import test_storage
+from tests.surveys.test_storage import post, submission_body, survey_with
+
+answered = test_storage.answered  # the fixture: a 3-question survey with 400 reports each
+
+
+def tally_reads(queries):
+    return [q["sql"] for q in queries if "surveys_tallycell" in q["sql"]]
+
+
+@pytest.mark.django_db(transaction=True)  # the production path: the submit statement in autocommit
+def test_each_submission_adds_one_to_the_version_in_its_own_statement(client, organizer):
+    survey = survey_with(organizer, 3)
+    assert survey_version(survey) == 0
+    for seed in range(3):
+        assert post(client, survey, submission_body(survey, seed=seed)).status_code == 201
+    assert survey_version(survey) == 3
+    assert post(client, survey, submission_body(survey, seed=0)).status_code == 201
+    assert survey_version(survey) == 4
+
+
+def test_polls_and_304s_read_no_tally_cell_while_nothing_changed(organizer_client, answered, htmx_headers):
+    url = reverse("survey_results", args=[answered.pk])
+    organizer_client.get(url)  # sets the CSRF cookie, which the ETag covers
+    first = organizer_client.get(url)
+    signature = first.context["signature"]
+    with CaptureQueriesContext(connection) as queries:
+        assert organizer_client.get(url, {"since": signature}, **htmx_headers).status_code == 204
+        assert organizer_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    assert tally_reads(queries) == []
+    assert any("surveys_surveyversion" in q["sql"] for q in queries)
+    make_reports(answered.questions.first(), [0, 1, 2], seed=9)
+    with CaptureQueriesContext(connection) as queries:
+        assert organizer_client.get(url, {"since": signature}, **htmx_headers).status_code == 200
+    assert len(tally_reads(queries)) == 1  # a new version: the snapshot is read again, once
+
+
+def test_within_the_interval_a_new_report_waits_for_the_next_update_with_its_age_shown(
+    organizer_client, answered, settings
+):
+    settings.RESULTS_REFRESH_SECONDS = 60
+    url = reverse("survey_results", args=[answered.pk])
+    before = organizer_client.get(url)
+    make_reports(answered.questions.first(), [0, 1], seed=9)
+    with CaptureQueriesContext(connection) as queries:
+        page = organizer_client.get(url)
+    assert tally_reads(queries) == []
+    assert page.context["signature"] == before.context["signature"]
+    assert "2 newer responses are counted at the next update" in page.content.decode()
+
+
+def test_a_job_re_reads_once_while_every_page_serves_the_previous_snapshot(organizer_client, answered, settings):
+    from surveys.jobs import worker
+    from surveys.jobs.records import Job
+
+    url = reverse("survey_results", args=[answered.pk])
+    before = organizer_client.get(url).context["signature"]
+    settings.JOBS_QUEUE = "db"  # a worker elsewhere: pages only queue
+    make_reports(answered.questions.first(), [3], seed=9)
+    with CaptureQueriesContext(connection) as queries:
+        pages = [organizer_client.get(url) for _ in range(3)]
+    assert tally_reads(queries) == [] and {page.context["signature"] for page in pages} == {before}
+    assert pages[-1].context["snapshot"].behind == 1
+    assert Job.objects.filter(task="refresh_results").count() == 1  # one re-read, however many readers
+    assert worker.run_pending() == 1
+    page = organizer_client.get(url)
+    assert page.context["signature"] != before and page.context["snapshot"].behind == 0
+
+
+def test_a_snapshot_holds_exactly_the_tallies_read_now(answered):
+    from surveys.results.estimates import SurveyState
+
+    live = SurveyState.read(answered, live=True)
+    exact = SurveyState.read(answered)
+    assert live.signature == exact.signature and live.snapshot is not None and exact.snapshot is None
+    assert live.snapshot.pending and cache.get(snapshots._key(answered)) is None  # drawn first, then shared
+    snapshots.publish(answered, live.snapshot)
+    assert cache.get(snapshots._key(answered)).version == survey_version(answered) == 1200
+    assert not SurveyState.read(answered, live=True).snapshot.pending
