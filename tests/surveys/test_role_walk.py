@@ -54,6 +54,7 @@ EDIT = {
     "question_edit", "question_delete", "question_move", "pair_add", "matrix_add", "matrix_move",
     "matrix_edit", "matrix_delete", "question_candidates", "survey_power",
     "webhooks", "webhook_test", "webhook_toggle", "webhook_delete",
+    "budget_preview", "budget_save", "question_logic", "question_preset",
 }  # fmt: skip
 #: Workspace pages: what the member's role must grant (staff get nothing from being staff).
 WORKSPACE = {
@@ -203,7 +204,9 @@ def test_the_walk(team, who):
     owner_status = {}
     owner = client_for(team, "owner")
     for name, converters in ROUTES:
-        owner_status[name] = owner.get(url_of(name, converters, team)).status_code
+        response = owner.get(url_of(name, converters, team))
+        owner_status[name] = response.status_code
+        response.close()  # an export file's response holds the file open
     leaks, changes, denied = [], [], []
     data = post_data(team, who)
     for name, converters in ROUTES:
@@ -215,6 +218,7 @@ def test_the_walk(team, who):
                 continue  # allowed posts change things on purpose: test_the_walk_posts_real_changes
             response = client.post(url, data) if method == "post" else client.get(url)
             body = response.content if not response.streaming else b"".join(response.streaming_content)
+            response.close()
             refused = response.status_code in (404, 405) or (
                 who == "anonymous" and response.status_code == 302 and response.url.startswith(reverse("login"))
             )
