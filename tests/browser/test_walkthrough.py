@@ -28,6 +28,7 @@ ALLOWED_LATIN = {
     "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
     "Boruch", "Greenberg", "Warner",  # randomized-response designs keep their authors' names
     "English",  # the language switcher names each language in itself
+    "SPSS", "Stata", "sav", "dta", "xlsx",  # statistics packages and their file extensions (.sav, .dta)
     "max", "choices",  # a multi-select question's parameter max_choices, as the transparency page lists it
 }  # fmt: skip
 
