@@ -183,3 +183,9 @@ def deliver_due(now: datetime | None = None, post: Post | None = None) -> list[W
         if is_due(webhook, SurveyState.read(webhook.survey), now):
             made.append(deliver(webhook, now, post))
     return made
+
+
+def run_deliver_webhooks(job: Any, progress: Any) -> dict[str, int]:
+    """The job queue's task, every few minutes (:func:`surveys.jobs.loop.schedule`): :func:`deliver_due`."""
+    made = deliver_due()
+    return {"deliveries": len(made), "delivered": sum(delivery.ok for delivery in made)}

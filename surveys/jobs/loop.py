@@ -19,11 +19,21 @@ from surveys.jobs import queue, worker
 SWEEP_SECONDS = 30
 
 
+#: How often the webhooks that are due get their summary (each still gets at most one an hour).
+WEBHOOK_MINUTES = 5
+
+
 def schedule() -> None:
-    """Queue the schedule's jobs once per hour: due rounds opened, expired exports deleted."""
-    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    """Queue the schedule's jobs: once per hour due rounds opened and expired exports deleted; every
+    :data:`WEBHOOK_MINUTES` the webhooks' summaries that are due (:func:`surveys.webhooks.deliver_due`),
+    so a failed delivery is retried on its backoff rather than on the next hour."""
+    now = timezone.now()
+    hour = now.replace(minute=0, second=0, microsecond=0)
     for name in ("open_due_rounds", "expire_exports"):
         queue.enqueue_once(name, key=f"{name}:{hour.isoformat()}", since=hour - timedelta(hours=1))
+    slot = now.replace(minute=now.minute - now.minute % WEBHOOK_MINUTES, second=0, microsecond=0)
+    since = slot - timedelta(minutes=WEBHOOK_MINUTES)
+    queue.enqueue_once("deliver_webhooks", key=f"deliver_webhooks:{slot.isoformat()}", since=since)
 
 
 def sweep() -> None:

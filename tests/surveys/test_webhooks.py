@@ -17,6 +17,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from surveys.integrations import Webhook, WebhookDelivery
+from surveys.jobs.loop import schedule
+from surveys.jobs.records import Job
 from surveys.responding.submissions import new_token
 from surveys.webhooks import deliver_due, sign
 from tests.base import make_open_survey, make_reports
@@ -196,3 +198,14 @@ def test_no_summary_goes_to_the_servers_own_network(organizer, url):
     make_reports(survey.questions.get(), [0])
     (delivery,) = deliver_due()
     assert not delivery.ok and "private address" in delivery.error
+
+
+@pytest.mark.django_db
+def test_the_job_queue_delivers_due_webhooks_on_its_schedule(hooked, receiver):
+    survey, hook = hooked
+    make_reports(survey.questions.get(), [0, 1, 2] * 7)  # 21 reports: over the threshold of 20
+    schedule()  # the worker loop's sweep; tests run jobs at once
+    job = Job.objects.get(task="deliver_webhooks")
+    assert job.result == {"deliveries": 1, "delivered": 1} and len(receiver.received) == 1
+    schedule()  # the same five minutes: not queued again
+    assert Job.objects.filter(task="deliver_webhooks").count() == 1 and len(receiver.received) == 1
