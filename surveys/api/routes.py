@@ -553,19 +553,26 @@ EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
 
 @router.get(
     "/surveys/{survey_id}/exports/{name}",
-    response={200: Any, **ERRORS},
+    response={200: Any, 202: schemas.Pending, **ERRORS},
     auth=read_token,
     tags=["results"],
     openapi_extra={"responses": {"200": {"description": "The file", "content": {"application/octet-stream": {}}}}},
 )
 def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
     """A download of the results page's exports: ``estimates.csv``, ``estimates.json``, ``reports.csv``,
-    ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``)."""
+    ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``).
+
+    The raw reports are written to a file by a job: until the file holds every report stored so far
+    the answer is 202 with ``retry_after`` seconds, and the same request later gets the file."""
     get_survey_for_results(token_owner(request), survey_id)
     writer = EXPORTS.get(name)
     if writer is None:
         raise HttpError(404, "No such export.")
-    return writer(request, survey_id=survey_id)
+    response = writer(request, survey_id=survey_id)
+    if response.status_code == 302:  # raw reports: a job is writing the file (surveys/jobs/)
+        pending = {"detail": "A job is writing this export; ask again shortly.", "retry_after": 5}
+        return Status(202, pending)
+    return response
 
 
 @router.get(

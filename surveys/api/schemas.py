@@ -20,6 +20,12 @@ class Error(Schema):
     """Per input field, why it was refused ("__all__": the request as a whole)."""
 
 
+class Pending(Schema):
+    detail: str
+    retry_after: int
+    """Seconds to wait before asking again."""
+
+
 class SurveyIn(Schema):
     title: str
     description: str = ""

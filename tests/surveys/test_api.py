@@ -327,3 +327,21 @@ def test_every_kind_the_builder_offers_can_be_added_with_automatic_or_a_chosen_m
     pair = call(client, token, "post", f"/api/v1/surveys/{survey.pk}/pairs", {"first": first, "second": second})
     assert pair.status_code == 201 and pair.json()["kind"] == "pair"
     assert call(client, token, "post", f"/api/v1/surveys/{survey.pk}/open").json()["status"] == "open"
+
+
+@pytest.mark.django_db
+def test_a_raw_report_export_answers_202_until_its_job_has_written_the_file(client, organizer, settings):
+    settings.JOBS_QUEUE = "db"  # as in production: the job waits for a worker
+    survey = make_open_survey(organizer)
+    make_reports(survey.questions.get(), [0, 1, 2, 1], seed=3)
+    token = make_token(organizer, scope="read")
+    path = f"/api/v1/surveys/{survey.pk}/exports/reports.csv"
+    pending = call(client, token, "get", path)
+    assert pending.status_code == 202 and pending.json()["retry_after"] > 0
+    from surveys.jobs.worker import run_pending
+
+    assert run_pending() == 1
+    ready = call(client, token, "get", path)
+    assert ready.status_code == 200
+    rows = ready.body.decode("utf-8-sig").splitlines()
+    assert len(rows) == 1 + 4  # the header and the four reports
