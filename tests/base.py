@@ -221,3 +221,10 @@ def with_stand_ins(survey: Survey, items: list[dict[str, Any]], seed: int = 0) -
             report = mechanism.unpack_report(mechanism.randomize(answer, rng=seed)[0].tobytes())
         result.append({"question": question_id, "version": randomization.version, "report": report})
     return result
+
+
+def read_body(response: Any) -> bytes:
+    """The response's body. A streamed one (an export file) is read to its end, which closes it the
+    way the test client does; ``response.close()`` would also close the test's database connection
+    (request_finished), which fails every later query on PostgreSQL."""
+    return b"".join(response.streaming_content) if response.streaming else response.content

@@ -16,7 +16,7 @@ from openapi_spec_validator import validate
 from surveys.api import api
 from surveys.integrations import ApiToken, Webhook, WebhookDelivery, new_token, token_hash
 from surveys.models import Question, Survey
-from tests.base import make_open_survey, make_question, make_reports, make_survey
+from tests.base import make_open_survey, make_question, make_reports, make_survey, read_body
 
 
 def make_token(user: Any, scope: str = "write", name: str = "script") -> str:
@@ -29,9 +29,8 @@ def call(client: Client, token: str | None, method: str, path: str, body: Any = 
     headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
     data = json.dumps(body) if body is not None else None
     response = getattr(client, method.lower())(path, data=data, content_type="application/json", **headers)
-    if response.streaming:  # an export file: read it and close it (no file left open)
-        response.body = b"".join(response.streaming_content)
-        response.close()
+    if response.streaming:  # an export file: read to its end, which closes it (no file left open)
+        response.body = read_body(response)
     return response
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from surveys.access import get_survey_for, needs_granted, surveys_for
 from surveys.models import AuditEntry, Membership, Survey, Workspace, WorkspaceInvitation
 from surveys.teams.models import Role
-from tests.base import make_survey, make_user
+from tests.base import make_survey, make_user, read_body
 from tests.teams import make_team
 
 
@@ -167,7 +167,7 @@ def test_the_audit_log_records_builder_edits_transitions_and_exports(client, tea
         {"title": "Shared pulse 2", "expected_respondents": "500", "description": ""},
     )
     client.post(reverse("survey_close", args=[pk]))
-    client.get(reverse("export_reports", args=[pk, "csv"])).close()  # a file response: close it
+    read_body(client.get(reverse("export_reports", args=[pk, "csv"])))  # a file: read, which closes it
     client.post(reverse("survey_settings", args=[pk]), {"title": ""})  # invalid: nothing changes
     entries = list(AuditEntry.objects.filter(workspace=team.workspace).order_by("pk"))
     assert [(e.actor_name, e.action) for e in entries] == [
@@ -184,7 +184,7 @@ def test_the_audit_log_records_builder_edits_transitions_and_exports(client, tea
 def test_refused_requests_log_nothing(client, team):
     client.force_login(team.users["viewer"])
     client.post(reverse("survey_close", args=[team.survey.pk]))
-    client.get(reverse("export_reports", args=[team.survey.pk, "json"])).close()
+    read_body(client.get(reverse("export_reports", args=[team.survey.pk, "json"])))
     assert not AuditEntry.objects.exists()
 
 
