@@ -65,10 +65,22 @@ def _serial_live_server_on_sqlite():
     yield
 
 
+#: Axe sweeps that make test runs at the phone width only (the harder layout) and CI (make test-all)
+#: at both: each desktop run costs 7-10 s on this 2-core machine, and make test keeps under 4 minutes.
+PHONE_ONLY_IN_MAKE_TEST = {
+    "test_every_other_page_passes_axe",
+    "test_workspace_pages_pass_axe",
+    "test_the_new_pages_pass_axe_in_both_languages_at_both_widths",
+}
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if Path(item.fspath).is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.browser)
+            params = getattr(item, "callspec", None)
+            if item.originalname in PHONE_ONLY_IN_MAKE_TEST and params and params.params.get("width") == "desktop":
+                item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
