@@ -137,7 +137,12 @@ def test_organizer_respondent_results_walkthrough(live_server, browser, db, lang
         else:
             form.locator("[name=kind]").select_option("yes_no")
         count = page.locator("#questions > li[data-question]").count()
-        form.locator("button[value=save]").click()
+        # Wait for the save's own answer (up to 30 s: the first question computes the advisor's
+        # tables on a busy CI machine), so a slow server and a lost click fail apart; then its swap.
+        adding = lambda response: response.request.method == "POST" and response.url.endswith("/questions/new/")  # noqa: E731
+        with page.expect_response(adding, timeout=30_000) as saved:
+            form.locator("button[value=save]").click()
+        assert saved.value.status == 200, saved.value.status
         page.wait_for_function(f"document.querySelectorAll('#questions > li[data-question]').length === {count + 1}")
         # htmx swaps the out-of-band list before the form itself: typing into the old form lost a
         # question's text once in CI (then the save was refused and the count never grew).
