@@ -8,43 +8,27 @@ exactly what the builder does. Nothing here knows a question kind or a mechanism
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 from django.forms.models import model_to_dict
-from django.http import HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404
+from django.http import HttpRequest
 from django.urls import reverse
 from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for_owner, get_survey_for_results, surveys_for
-from surveys.accounts import may_publish
+from surveys.access import get_question_for_owner, get_survey_for_owner, surveys_for
 from surveys.api import schemas
 from surveys.api.auth import read_token, write_token
-from surveys.forms.integrations import WebhookForm
-from surveys.forms.invitations import InvitationEmailsForm
 from surveys.forms.matrix import MatrixForm
 from surveys.forms.pair import PairForm
 from surveys.forms.question import QuestionForm, initial_from_question
 from surveys.forms.survey import SurveyForm
-from surveys.integrations import ApiToken, Webhook
+from surveys.integrations import ApiToken
 from surveys.models import Question, Survey
-from surveys.responding import invitations
-from surveys.results.estimates import SurveyState
-from surveys.results.exports import estimate_rows
 from surveys.series import rounds
-from surveys.transparency import survey_record
-from surveys.views import exports as export_views
-from surveys.views.stats_exports import FORMATS as STATS_FORMATS
-from surveys.views.stats_exports import stats_export
-from surveys.views.webhooks import LOG_LENGTH
-from surveys.webhooks import deliver, finite
 
 router = Router()
 
@@ -373,231 +357,3 @@ def open_next_round(request: HttpRequest, survey_id: int = id_path()) -> Any:
     except actions.LifecycleError as error:
         raise Conflict(str(error)) from None
     return Status(201, survey_out(request, new_round))
-
-
-# -- invitations ------------------------------------------------------------------------------
-
-
-def _share_url(request: HttpRequest, survey: Survey) -> str:
-    return request.build_absolute_uri(survey.get_share_url())
-
-
-def _may_mail(request: HttpRequest) -> None:
-    if not may_publish(token_owner(request)):
-        raise HttpError(403, "Confirm your email address before Murmur mails invitations for you.")
-
-
-@router.get(
-    "/surveys/{survey_id}/invitations",
-    response={200: schemas.InvitationCounts, **ERRORS},
-    auth=read_token,
-    tags=["invitations"],
-)
-def invitation_counts(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """How many invitations there are, used and unused: never their links, which Murmur does not keep."""
-    return invitations.counts(get_survey_for_owner(token_owner(request), survey_id))
-
-
-@router.post(
-    "/surveys/{survey_id}/invitations/links",
-    response={201: schemas.InvitationLinksOut, **ERRORS},
-    auth=write_token,
-    tags=["invitations"],
-)
-def create_invitation_links(
-    request: HttpRequest, response: HttpResponse, body: schemas.InvitationLinksIn, survey_id: int = id_path()
-) -> Any:
-    """Make single-use links; they are in this response only (``Cache-Control: no-store``)."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    links = invitations.create_links(survey, _share_url(request, survey), body.count)
-    response["Cache-Control"] = "no-store"
-    return Status(201, {"links": [link.url for link in links]})
-
-
-@router.post(
-    "/surveys/{survey_id}/invitations/emails",
-    response={201: schemas.Sent, 502: schemas.Error, **ERRORS},
-    auth=write_token,
-    tags=["invitations"],
-)
-def mail_invitations(request: HttpRequest, body: schemas.InvitationEmailsIn, survey_id: int = id_path()) -> Any:
-    """Mail each new address its own link (addresses already invited are skipped)."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    _may_mail(request)
-    form = InvitationEmailsForm({"emails": "\n".join(body.emails)})
-    if not form.is_valid():
-        raise FormRefused(form)
-    try:
-        sent = invitations.invite_addresses(survey, _share_url(request, survey), form.cleaned_data["emails"])
-    except OSError:
-        return Status(502, {"detail": "The mail server did not accept the invitations; none were made.", "fields": {}})
-    return Status(201, {"sent": sent})
-
-
-@router.post(
-    "/surveys/{survey_id}/invitations/reminders",
-    response={200: schemas.Sent, 502: schemas.Error, **ERRORS},
-    auth=write_token,
-    tags=["invitations"],
-)
-def remind_invitations(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """Mail a fresh link to every unused invitation with an address (the old link stops working)."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    _may_mail(request)
-    try:
-        sent = invitations.remind_unused(survey, _share_url(request, survey))
-    except OSError:
-        return Status(
-            502, {"detail": "The mail server did not accept the reminders; nothing was changed.", "fields": {}}
-        )
-    return {"sent": sent}
-
-
-# -- webhooks ---------------------------------------------------------------------------------
-
-
-def webhook_out(hook: Webhook) -> dict[str, Any]:
-    values = model_to_dict(hook, fields=["url", "min_new_reports", "active"])
-    deliveries = [
-        model_to_dict(d, exclude=["id", "webhook"]) | {"hour": d.hour} for d in hook.deliveries.all()[:LOG_LENGTH]
-    ]
-    state = {"failures": hook.failures, "retry_after": hook.retry_after, "sent_hour": hook.sent_hour}
-    return values | state | {"id": hook.pk, "deliveries": deliveries}
-
-
-def _hook(request: HttpRequest, survey_id: int, webhook_id: int) -> Webhook:
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    return get_object_or_404(Webhook, pk=webhook_id, survey=survey)
-
-
-@router.get(
-    "/surveys/{survey_id}/webhooks",
-    response={200: list[schemas.WebhookOut], **ERRORS},
-    auth=read_token,
-    tags=["webhooks"],
-)
-def list_webhooks(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """The survey's webhooks with their latest deliveries (never their secrets)."""
-    return [webhook_out(hook) for hook in get_survey_for_owner(token_owner(request), survey_id).webhooks.all()]
-
-
-@router.post(
-    "/surveys/{survey_id}/webhooks",
-    response={201: schemas.NewWebhookOut, **ERRORS},
-    auth=write_token,
-    tags=["webhooks"],
-)
-def add_webhook(
-    request: HttpRequest, response: HttpResponse, body: schemas.WebhookIn, survey_id: int = id_path()
-) -> Any:
-    """Register an HTTPS address for batched, signed summaries; the secret is in this response only."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    form = WebhookForm(form_data(body.dict()))
-    if not form.is_valid():
-        raise FormRefused(form)
-    hook = Webhook.objects.create(
-        survey=survey, url=form.cleaned_data["url"], min_new_reports=form.cleaned_data["min_new_reports"]
-    )
-    response["Cache-Control"] = "no-store"
-    return Status(201, webhook_out(hook) | {"secret": hook.secret})
-
-
-@router.post(
-    "/surveys/{survey_id}/webhooks/{webhook_id}/test",
-    response={200: schemas.DeliveryOut, **ERRORS},
-    auth=write_token,
-    tags=["webhooks"],
-)
-def test_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
-    """Post a signed test summary now (``"event": "test"``); the delivery, delivered or not."""
-    delivery = deliver(_hook(request, survey_id, webhook_id), test=True)
-    return model_to_dict(delivery, exclude=["id", "webhook"]) | {"hour": delivery.hour}
-
-
-@router.delete(
-    "/surveys/{survey_id}/webhooks/{webhook_id}", response={204: None, **ERRORS}, auth=write_token, tags=["webhooks"]
-)
-def delete_webhook(request: HttpRequest, survey_id: int = id_path(), webhook_id: int = id_path()) -> Any:
-    _hook(request, survey_id, webhook_id).delete()
-    return Status(204, None)
-
-
-# -- results ----------------------------------------------------------------------------------
-
-
-@router.get(
-    "/surveys/{survey_id}/estimates", response={200: schemas.EstimatesOut, **ERRORS}, auth=read_token, tags=["results"]
-)
-def estimates(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """The results page's estimates with their 95 % bands and its verdict ``enough``, one row per
-    question version and option (or summary); where ``enough`` is false the page withholds them."""
-    survey = get_survey_for_results(token_owner(request), survey_id)
-    state = SurveyState.read(survey)
-    return {
-        "survey_id": survey.pk,
-        "round": survey.round_number,
-        "level": 0.95,
-        "reports": state.reports,
-        "signature": state.signature,
-        "estimates": [finite(row) for row in estimate_rows(survey)],
-    }
-
-
-#: The downloads, by file name: the organizer pages' own export views.
-EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
-    **{f"estimates.{fmt}": partial(export_views.export_estimates, fmt=fmt) for fmt in ("csv", "json")},
-    **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
-    **{name: partial(stats_export, name=name) for name in STATS_FORMATS},
-}
-
-
-@router.get(
-    "/surveys/{survey_id}/exports/{name}",
-    response={200: Any, 202: schemas.Pending, **ERRORS},
-    auth=read_token,
-    tags=["results"],
-    openapi_extra={"responses": {"200": {"description": "The file", "content": {"application/octet-stream": {}}}}},
-)
-def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
-    """A download of the results page's exports: ``estimates.csv``, ``estimates.json``, ``reports.csv``,
-    ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``).
-
-    The raw reports are written to a file by a job: until the file holds every report stored so far
-    the answer is 202 with ``retry_after`` seconds, and the same request later gets the file."""
-    get_survey_for_results(token_owner(request), survey_id)
-    writer = EXPORTS.get(name)
-    if writer is None:
-        raise HttpError(404, "No such export.")
-    response = writer(request, survey_id=survey_id)
-    if response.status_code == 302:  # raw reports: a job is writing the file (surveys/jobs/)
-        pending = {"detail": "A job is writing this export; ask again shortly.", "retry_after": 5}
-        return Status(202, pending)
-    return response
-
-
-@router.get(
-    "/surveys/{survey_id}/transparency",
-    response={200: schemas.TransparencyOut, **ERRORS},
-    auth=read_token,
-    tags=["results"],
-)
-def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """The transparency statement: every question's client spec in force, its digest, and every version."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
-    record = survey_record(survey)
-    versions = [
-        {
-            "question_id": q.question.pk,
-            "version": v.version,
-            "mechanism": v.mechanism,
-            "k": v.k,
-            "epsilon": v.epsilon,
-            "params": v.params,
-            "in_force": v.in_force,
-            "retired": v.retired,
-            "created_hour": v.created_hour.isoformat(),
-        }
-        for q in record.questions
-        for v in q.versions
-    ]
-    return {"survey_id": survey.pk, "digest": record.digest, "entries": record.entries, "versions": versions}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from surveys.api import api
-from surveys.api.routes import EXPORTS
+from surveys.api.results import EXPORTS
 from surveys.integrations import Webhook
 from tests.base import make_open_survey, make_question, make_reports, make_survey
 from tests.surveys.test_api import call, make_token, no_network  # noqa: F401 (an autouse fixture)
