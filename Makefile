@@ -80,8 +80,6 @@ format: install-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-# The goal is `$(VENV)/bin/mypy ldp surveys` (config in pyproject.toml); surveys/ is not clean yet,
-# so this checks ldp/ only until it is, and `make lint` does not run it yet.
 typecheck: install-dev  ## mypy with django-stubs over ldp/ and surveys/ (config in pyproject.toml)
 	$(VENV)/bin/mypy ldp surveys
 
@@ -111,7 +109,7 @@ $(PEERS_VENV)/.installed: bench/requirements-peers.txt
 	$(PEERS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements-peers.txt
 	touch $@
 
-bench-peers: $(PEERS_VENV)/.installed  ## Murmur vs pure-LDP and multi-freq-ldpy (issue 7), in their own virtualenv
+bench-peers: $(PEERS_VENV)/.installed  ## Murmur vs pure-LDP and multi-freq-ldpy, in their own virtualenv
 	PYTHONPATH=. $(PEERS_VENV)/bin/python -m bench.peers
 
 experiments: install  ## the source documents' experiments, full repetitions -> docs/experiments/

@@ -271,7 +271,7 @@ def grid_summary(summary: list[tuple], label: str = "auto", against: str = "best
     return "\n".join(lines)
 
 
-#: Answer shapes for the default's check against fixed estimators (issue 29; Murmur only, no peers).
+#: Answer shapes for the default's check against fixed estimators (Murmur only, no peers).
 SHAPE_OPTIONS = (2, 5, 20, 64)
 SHAPE_SIZES = (100, 1000, 10_000, 100_000)
 SHAPE_EPSILONS = (0.1, 1.0, 5.0)

@@ -79,7 +79,7 @@ class FrequencyEstimate:
         Either way the band is widened, where needed, to reach the point estimate it is shown with
         (:func:`~ldp.intervals.containing`): the bands are made from the unbiased estimate, and a
         shrunk or projected point can fall just outside them (up to 1.9 % of points at k = 20
-        before issue 29). Widening only adds shares to a band, so coverage cannot fall
+        under the earlier rule). Widening only adds shares to a band, so coverage cannot fall
         (tests/ldp/test_band_coverage.py measures it).
 
         Mechanisms attach score bands to consistent estimates (``Mechanism.consistent_estimate``);

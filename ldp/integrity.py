@@ -22,7 +22,7 @@ that the false-alarm rate stays at most alpha):
    the same distribution whatever the answer (:func:`~ldp.report_weights.weight_distribution`), so
    the count of each weight in the histogram (:func:`~ldp.report_weights.weight_profile`, kept as
    extra tally cells by the survey app) is exactly binomial; the most over-filled weight's exact
-   binomial tail, Bonferroni over the weights (:func:`~ldp.weight_tests.weight_excess_test`). (Until issue 26 this was
+   binomial tail, Bonferroni over the weights (:func:`~ldp.weight_tests.weight_excess_test`). (It used to be
    Pearson's chi-square, :func:`~ldp.weight_tests.weight_test`, which spreads its power over every weight.)
 1b. *Bit-contrast test* (unary encodings, dBitFlip): given its weight, an honest report's bits follow
    a law affine in the same f for every weight, so each weight row of the bits-by-weight table

@@ -4,7 +4,7 @@ Every consistent estimator wins on some answers and loses on others: empirical-B
 (``"eb"``) halves the error on evenly spread answers and pulls a skewed tally's large shares toward
 the bulk; clipping wins where noise swamps every share; Norm-Sub where one answer dominates; the
 iterative Bayesian update (``"ibu"``) on skewed answers at large k. The rule that used to choose
-("auto" before issue 29) assumed a shape (evenly spread unless a chi-square test rejected it), and
+(the earlier "auto") assumed a shape (evenly spread unless a chi-square test rejected it), and
 lost on every skewed shape the test could not tell from even. This module instead *estimates each
 candidate's error on this tally* from the tally alone, and picks the smallest:
 

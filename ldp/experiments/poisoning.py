@@ -179,7 +179,7 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-# -- issue 26: the maximal-gain attack against what "Automatic" picks --------------------------------
+# -- Cao et al.'s maximal-gain attack against what "Automatic" picks --------------------------------
 
 #: k = 5 options, epsilon = 1 (EPSILON), 2000 genuine respondents (GENUINE); the target, option 4, truly 10 %.
 AUTO_K, AUTO_TARGET = 5, 4
@@ -321,7 +321,7 @@ def markdown_automatic(rows: list[GainRow]) -> str:
     return "\n".join(lines)
 
 
-# -- issue 26: the attack's gain with and without verifiable randomization (ldp.verifiable) ------------
+# -- the attack's gain with and without verifiable randomization (ldp.verifiable) ------------
 
 #: k-RR as Automatic picks it at k = 5, and the binary designs at k = 2 (target "yes", truly 30 %).
 VERIFIABLE: dict[str, tuple[str, int, tuple[float, ...], int]] = {
