@@ -60,6 +60,7 @@ EDIT = {
 WORKSPACE = {
     "workspace_detail": "view",
     "workspace_add_survey": "edit",
+    "workspace_survey_create": "edit",
     "workspace_invite": "manage",
     "workspace_invitation_revoke": "manage",
     "workspace_member_role": "manage",
@@ -244,6 +245,7 @@ OWNER_CHANGES = [
     "survey_duplicate",
     "invitations",
     "workspace_invite",
+    "workspace_survey_create",
     "workspace_member_role",
     "workspace_member_remove",
     "workspace_invitation_revoke",
