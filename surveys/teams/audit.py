@@ -31,7 +31,10 @@ from surveys.teams.models import AuditEntry, Workspace
 Action = AuditEntry.Action
 
 #: URL names whose successful GET is a download worth logging.
-EXPORT_URLS = {"export_estimates", "export_reports", "export_synthetic", "export_crosstab"}
+EXPORT_URLS = {
+    "export_estimates", "export_reports", "export_synthetic", "export_crosstab", "export_analysis",
+    "export_sav", "export_dta", "export_r", "export_workbook",
+}  # fmt: skip
 #: URL names that respondents use: a signed-in organizer answering a survey logs nothing.
 RESPONDENT_URLS = {"respond", "submit", "transparency", "public_results", "public_crosstab", "ledger"}
 

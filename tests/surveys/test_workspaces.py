@@ -277,3 +277,16 @@ def test_an_invalid_invitation_is_not_counted(client, team, settings):
     client.force_login(team.users["owner"])
     assert invite(client, team, "not an address").status_code == 400
     assert invite(client, team, "good@example.org").status_code == 302
+
+
+def test_every_export_file_is_logged(client, team):
+    client.force_login(team.users["editor"])
+    pk = team.survey.pk
+    for name in ("export_sav", "export_dta", "export_r", "export_workbook"):
+        response = client.get(reverse(name, args=[pk]))
+        read_body(response)  # a file: read, which closes it
+        assert response.status_code in (200, 302), name
+    # An analysis export without its choices is refused (400): nothing was exported.
+    assert client.get(reverse("export_analysis", args=[pk])).status_code == 400
+    files = AuditEntry.objects.filter(workspace=team.workspace, action="exported").values_list("detail", flat=True)
+    assert sorted(files) == ["analysis.R", "reports.dta", "reports.sav", "survey.xlsx"]
