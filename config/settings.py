@@ -284,6 +284,10 @@ RATE_LIMITS = {
     "public_results": envrates("RATE_LIMIT_PUBLIC_RESULTS", "60/m"),
     # Mail-sending forms: password reset and resending the address check.
     "mail": envrates("RATE_LIMIT_MAIL", "5/h"),
+    # Workspace invitations (surveys/teams/members.py), each a mail to an address the inviter typed:
+    # per inviter, and per workspace (however many owners it has).
+    "invite": envrates("RATE_LIMIT_INVITE", "20/h,50/d"),
+    "invite_workspace": envrates("RATE_LIMIT_INVITE_WORKSPACE", "30/h,100/d"),
     # The organizer API (surveys/api/auth.py): requests per token, and wrong tokens per client (like passwords).
     "api": envrates("RATE_LIMIT_API", "120/m,3000/h"),
     "api_auth": envrates("RATE_LIMIT_API_AUTH", "20/15m"),

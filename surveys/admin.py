@@ -75,3 +75,6 @@ class AccountAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "user__email")
     fields = ("user", "email_confirmed", "language")
     readonly_fields = ("user",)
+
+
+from surveys.teams import admin as teams_admin  # noqa: E402, F401  (registers the workspace models)

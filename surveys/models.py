@@ -1,17 +1,16 @@
 """Surveys, questions, and the randomized reports respondents' browsers send.
 
 A stored value is a *report*, never an answer: the true answer stays in the browser.
-Every report points to the immutable :class:`Randomization` it was made with, so it can
-always be interpreted, and a question's randomization is frozen once it has reports.
+Every report points to the immutable randomization it was made with
+(:class:`surveys.randomizations.Randomization`), so it can always be interpreted, and a question's
+randomization is frozen once it has reports.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
-from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -19,44 +18,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from ldp import memo, registry
-from ldp.mechanisms import Mechanism
-from ldp.multiselect import PaddingAndSampling, SetUnaryEncoding
-from ldp.numeric import NumericMechanism
-from ldp.textreports import TextReports
+# The frozen randomizations and the ldp mechanisms they build live in their own module; importable from here.
+from surveys.randomizations import DEFAULT_MEMO_GAMMA, AnyMechanism, Randomization, build_mechanism  # noqa: F401
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 64
 #: Most candidate strings an organizer queries on one free-text question.
 MAX_CANDIDATES = 200
-
-AnyMechanism = Mechanism | NumericMechanism | TextReports | SetUnaryEncoding | PaddingAndSampling
-
-
-@lru_cache(maxsize=1024)
-def _cached_mechanism(name: str, k: int, epsilon: float, params_json: str) -> AnyMechanism:
-    # The registry builds every family's (:func:`ldp.registry.build`), and only those classes.
-    return cast(AnyMechanism, registry.build(name, k=k, epsilon=epsilon, **json.loads(params_json)))
-
-
-#: The memoized layer's flip probability a new randomization of a recurring survey stores
-#: (``Randomization.memo_gamma``), per mechanism with a flip: :data:`ldp.memo.DEFAULT_MEMO_GAMMA`.
-#: Changing them affects new randomizations only.
-DEFAULT_MEMO_GAMMA = memo.DEFAULT_MEMO_GAMMA
-
-
-def build_mechanism(name: str, k: int, epsilon: float, params: dict[str, Any]) -> AnyMechanism:
-    """The ldp mechanism for these parameters, built once per process.
-
-    Mechanisms are immutable, and building one can cost (CMS derives its hash table and
-    collision matrix), so every request with the same parameters shares one instance. Numeric
-    mechanisms (``ldp.numeric``) keep their range in ``params`` (``lo``, ``hi``), so a
-    randomization's snapshot alone says how to read its reports; ``k`` is then not used. So do
-    free-text mechanisms (``ldp.textreports``: the sketch's rows and width, or RAPPOR's Bloom filter
-    and probabilities); their k is 0. Multi-select mechanisms (``ldp.multiselect``) keep the
-    maximum number of options a respondent may choose, ``max_choices`` (l; k when unlimited).
-    """
-    return _cached_mechanism(name, k, epsilon, json.dumps(params, sort_keys=True))
 
 
 def asked_jointly(questions: list[Any]) -> dict[int, tuple[Any, str]]:
@@ -393,48 +361,6 @@ class Question(models.Model):
         if latest is not None and latest.key() == self.randomization_key():
             return latest
         return None
-
-
-class Randomization(models.Model):
-    """An immutable snapshot of one question's randomization parameters.
-
-    Respondents' browsers randomize with the client spec of a randomization and send its
-    version back with each report; a report is stored against the randomization it names.
-    A question has at most one randomization in force; editing its parameters *retires* it (under
-    a row lock that every submission to it shares, see ``surveys.responding.submissions``), and a retired
-    randomization accepts no more reports.
-    """
-
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="randomizations")
-    version = models.PositiveIntegerField()
-    mechanism = models.CharField(max_length=20)
-    k = models.PositiveSmallIntegerField()
-    epsilon = models.FloatField()
-    params = models.JSONField(default=dict)
-    memo_gamma = models.FloatField(null=True, blank=True)
-    """In a recurring survey, the flip probability of the memoized layer of dBitFlip and 1BitMean
-    (``surveys.series.rounds``): stored with the parameters when the randomization is created (or the
-    survey becomes recurring), sent in the memo block, never changed, so a later default cannot
-    reinterpret a round's reports. None: not memoized."""
-    retired = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["question", "version"]
-        constraints = [models.UniqueConstraint(fields=["question", "version"], name="unique_randomization_version")]
-
-    def __str__(self) -> str:
-        return f"{self.question} v{self.version}"
-
-    def key(self) -> tuple[str, int, float, dict[str, Any]]:
-        return (self.mechanism, self.k, self.epsilon, dict(self.params))
-
-    def build_mechanism(self) -> AnyMechanism:
-        """The ldp mechanism of these (immutable) parameters, kept on the instance once built."""
-        mechanism = self.__dict__.get("_mechanism")
-        if mechanism is None:
-            mechanism = self.__dict__["_mechanism"] = build_mechanism(self.mechanism, self.k, self.epsilon, self.params)
-        return mechanism
 
 
 class Submission(models.Model):

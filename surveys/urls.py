@@ -133,6 +133,9 @@ urlpatterns = [
         name="workspace_member_remove",
     ),
     path("workspaces/<int:workspace_id>/surveys/add/", workspaces.workspace_add_survey, name="workspace_add_survey"),
+    path(
+        "workspaces/<int:workspace_id>/surveys/new/", workspaces.workspace_survey_create, name="workspace_survey_create"
+    ),
     path("r/<str:slug>/", dashboard.public_results, name="public_results"),
     path("r/<str:slug>/crosstab/", crosstab.public_crosstab, name="public_crosstab"),
     path("s/<str:slug>/", respond.respond, name="respond"),

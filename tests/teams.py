@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from surveys.models import Matrix, Membership, Question, Survey, Workspace
-from surveys.teams.models import Role
+from surveys.models import Matrix, Membership, Question, Survey, Workspace, WorkspaceInvitation
+from surveys.teams.models import Role, hash_token
 from tests.base import make_open_survey, make_reports, make_user
 
 
@@ -38,3 +38,11 @@ def make_team() -> Team:
     make_reports(question, [0, 1, 2, 0, 1] * 8, seed=1)
     matrix = Matrix.objects.create(survey=survey, title="Grid")
     return Team(workspace, users, survey, question, matrix)
+
+
+def make_pending_invitation(team: Team, role: str = "editor") -> WorkspaceInvitation:
+    """An invitation of later@example.org to the team's workspace, not accepted yet."""
+    invitation = WorkspaceInvitation(workspace=team.workspace, email="later@example.org", role=role)
+    invitation.token_hash = hash_token("a-pending-token")
+    invitation.save()
+    return invitation

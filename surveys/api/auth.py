@@ -7,7 +7,8 @@ than ``RATE_LIMITS["api_auth"]`` allows (``RATE_LIMIT_API_AUTH``), its requests 
 429 for the rest of the window before any token is checked, so guessing gets nowhere (a token has
 256 bits anyway). Every request of a good token counts against ``RATE_LIMITS["api"]``
 (``RATE_LIMIT_API``) for that token. The client is the one the rate limits know: a keyed hash of
-its address, kept only for the window.
+its address, kept only for the window. What a good token's request changes or exports goes into
+the audit log as its owner's, marked with the token's name (:mod:`surveys.teams.audit`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ninja.security import HttpBearer
 
 from surveys.integrations import ApiToken, token_hash
 from surveys.responding.ratelimits import client_key, hit, keyed_hash, rates_for
+from surveys.teams import audit
 
 
 class Throttled(HttpError):
@@ -92,6 +94,7 @@ class TokenAuth(HttpBearer):
             found.last_used_on = today
             found.save(update_fields=["last_used_on"])
         request.user = found.owner
+        audit.acting_with_token(found.owner, found.name)
         return found
 
 

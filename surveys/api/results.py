@@ -18,6 +18,7 @@ from surveys.api.auth import read_token
 from surveys.api.routes import ERRORS, id_path, router, token_owner
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import estimate_rows
+from surveys.teams import audit
 from surveys.transparency import survey_record
 from surveys.views import exports as export_views
 from surveys.views.stats_exports import FORMATS as STATS_FORMATS
@@ -66,7 +67,7 @@ def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
 
     The raw reports are written to a file by a job: until the file holds every report stored so far
     the answer is 202 with ``retry_after`` seconds, and the same request later gets the file."""
-    get_survey_for_results(token_owner(request), survey_id)
+    survey = get_survey_for_results(token_owner(request), survey_id)
     writer = EXPORTS.get(name)
     if writer is None:
         raise HttpError(404, "No such export.")
@@ -74,6 +75,8 @@ def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
     if response.status_code == 302:  # raw reports: a job is writing the file (surveys/jobs/)
         pending = {"detail": "A job is writing this export; ask again shortly.", "retry_after": 5}
         return Status(202, pending)
+    if response.status_code == 200:  # served (a refusal, 404, logs nothing)
+        audit.exported(survey, name)
     return response
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -155,6 +156,37 @@ class TextSummary(Summary):
         if rows:
             columns = [(row["share"], row["share_low"], row["share_high"]) for row in rows]
             view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns, kind)
+
+    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+        """Each candidate's 95 % band cut to its feasible range (counts in [0, n], shares in [0, 1]):
+        however wide, it says "at most ... wrote it" (and "at least ..." once its low end leaves 0).
+
+        With so few reports the query's standard error, estimated from the reports' own spread, can
+        be far too small (from one report it is zero), so the band's half-width is the larger of it
+        and the mechanism's bound on any share's error (:meth:`ldp.textreports.TextReports.share_standard_error`,
+        the one the notice above quotes). Counts are rounded outward, so the sentence never claims
+        more than the band; a candidate the sketch could not estimate gets the whole range.
+        """
+        text, n = result.text, result.n
+        if text is None or not n:
+            return
+        bound = (result.expected_half_width or 0.0) * n
+        rows = []
+        for i, label in enumerate(text.candidates):
+            count, half = float(text.counts[i]), max(Z_95 * float(text.standard_errors[i]), bound)
+            low, high = (0.0, float(n)) if math.isnan(count + half) else (count - half, count + half)
+            low, high = min(max(low, 0.0), n), min(max(high, 0.0), n)
+            rows.append(
+                {
+                    "label": label,
+                    "low": low / n,
+                    "high": high / n,
+                    "count_low": math.floor(low + 1e-9),
+                    "count_high": min(n, math.ceil(high - 1e-9)),
+                    "n": n,
+                }
+            )
+        view["few"] = rows
 
     def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
         """One row per candidate answer: its estimated count (the unbiased columns; the consistent ones

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from surveys.models import Invitation, Randomization, Report, Submission, Survey, hour_now, random_id
 from surveys.responding import tallies
@@ -224,8 +224,8 @@ def not_accepting(survey: Survey) -> SubmissionError:
     return SubmissionError(403, _("This survey is not accepting responses."))
 
 
-UNINVITED = _lazy("This survey takes answers by invitation only. Open the link from your invitation to answer.")
-INVITATION_USED = _lazy(
+UNINVITED = gettext_lazy("This survey takes answers by invitation only. Open the link from your invitation to answer.")
+INVITATION_USED = gettext_lazy(
     "This invitation link has already been used or is not valid. Each invitation accepts one response."
 )
 

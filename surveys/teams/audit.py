@@ -7,6 +7,11 @@ change nothing and are noted from the URL they were served at (``EXPORT_URLS``).
 logged by the workspace views with :func:`record`. The entries are written after the response, only
 when it succeeded (status below 400), one per survey and action.
 
+Requests of the organizer API (:mod:`surveys.api`) are logged the same way: the token's check
+(:func:`acting_with_token`) names the token's owner as the actor and keeps the token's name (never
+its secret) on each entry, so the log tells a script's changes from its owner's clicks. The API's
+downloads are noted by its export route (:func:`exported`) once a file is served.
+
 Respondents' pages never log (``RESPONDENT_URLS``), and nothing about respondents is ever logged.
 """
 
@@ -26,7 +31,10 @@ from surveys.teams.models import AuditEntry, Workspace
 Action = AuditEntry.Action
 
 #: URL names whose successful GET is a download worth logging.
-EXPORT_URLS = {"export_estimates", "export_reports", "export_synthetic", "export_crosstab"}
+EXPORT_URLS = {
+    "export_estimates", "export_reports", "export_synthetic", "export_crosstab", "export_analysis",
+    "export_sav", "export_dta", "export_r", "export_workbook",
+}  # fmt: skip
 #: URL names that respondents use: a signed-in organizer answering a survey logs nothing.
 RESPONDENT_URLS = {"respond", "submit", "transparency", "public_results", "public_crosstab", "ledger"}
 
@@ -34,6 +42,8 @@ RESPONDENT_URLS = {"respond", "submit", "transparency", "public_results", "publi
 @dataclass
 class _Request:
     actor: Any = None
+    #: The name of the API token the request was made with ("" for the pages).
+    api_token: str = ""
     #: (survey id, action) -> (workspace id, survey title, details)
     changes: dict[tuple[int, str], tuple[int | None, str, list[str]]] = field(default_factory=dict)
 
@@ -90,9 +100,23 @@ def _entries(current: _Request) -> list[AuditEntry]:
                 actor_name=current.actor.get_username(),
                 action=action,
                 detail="; ".join(details)[:300],
+                api_token=current.api_token,
             )
         )
     return entries
+
+
+def acting_with_token(user: Any, token_name: str) -> None:
+    """This request was authenticated by ``user``'s API token named ``token_name``: log its changes as theirs."""
+    current = _current.get()
+    if current is not None:
+        current.actor = user
+        current.api_token = token_name
+
+
+def exported(survey: Survey, file_name: str) -> None:
+    """Note a download served outside the pages' export URLs (the organizer API's)."""
+    _note(survey.pk, survey.workspace_id, survey.title, Action.EXPORTED, file_name)
 
 
 class AuditMiddleware:

@@ -4,6 +4,11 @@ An invitation is a single-use link mailed to an address; only the SHA-256 of its
 and it expires after ``INVITATION_DAYS``. Whoever opens the link while signed in and accepts joins
 in the invited role (holding the link is what the mail proves). A workspace always keeps at least
 one owner.
+
+Each invitation mails an address the inviter typed, so invitations are rate limited like the other
+mail-sending forms (:mod:`surveys.responding.ratelimits`): per inviter (``RATE_LIMITS["invite"]``)
+and per workspace (``RATE_LIMITS["invite_workspace"]``), so neither one account nor a workspace's
+several owners together can turn Murmur into a mailer.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
@@ -18,8 +24,10 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.translation import ngettext_lazy
 
 from surveys.models import Account
+from surveys.responding.ratelimits import hit, keyed_hash, rates_for
 from surveys.teams import audit
 from surveys.teams.models import AuditEntry, Membership, Role, Workspace, WorkspaceInvitation, hash_token
 
@@ -35,6 +43,29 @@ def create_workspace(user: Any, name: str) -> Workspace:
     workspace = Workspace.objects.create(name=name)
     Membership.objects.create(workspace=workspace, user=user, role=Role.OWNER)
     return workspace
+
+
+INVITE_WAIT = ngettext_lazy(
+    "Too many invitations from you or to this workspace in a short time. Nothing was sent: please wait "
+    "about %(minutes)s minute and invite again.",
+    "Too many invitations from you or to this workspace in a short time. Nothing was sent: please wait "
+    "about %(minutes)s minutes and invite again.",
+    "minutes",
+)
+
+
+def invitation_wait(inviter: Any, workspace: Workspace) -> int | None:
+    """Count one invitation by ``inviter`` to ``workspace``: the seconds to wait if over a limit, else None.
+
+    The workspace's count is taken only when the inviter's allows, so one member refused again and
+    again does not use up the workspace's invitations for the others.
+    """
+    if not settings.RATE_LIMITS_ENABLED:
+        return None
+    wait = hit("invite", keyed_hash("invite", str(inviter.pk)), rates_for("invite"))
+    if wait is None:
+        wait = hit("invite_workspace", keyed_hash("invite-workspace", str(workspace.pk)), rates_for("invite_workspace"))
+    return wait
 
 
 def invite(request: HttpRequest, workspace: Workspace, email: str, role: str, language: str) -> WorkspaceInvitation:

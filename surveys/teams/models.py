@@ -21,6 +21,8 @@ class Workspace(models.Model):
 
     class Meta:
         ordering = ["name", "pk"]
+        verbose_name = _("workspace")
+        verbose_name_plural = _("workspaces")
 
     def __str__(self) -> str:
         return self.name
@@ -38,14 +40,20 @@ class Role(models.TextChoices):
 
 
 class Membership(models.Model):
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("workspace")
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("member")
+    )
     role = models.CharField(_("role"), max_length=10, choices=Role.choices)
-    joined_at = models.DateTimeField(auto_now_add=True)
+    joined_at = models.DateTimeField(_("joined"), auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user")]
         ordering = ["joined_at", "pk"]
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} ({self.role})"
@@ -59,16 +67,22 @@ def hash_token(token: str) -> str:
 class WorkspaceInvitation(models.Model):
     """An emailed, single-use invitation to join a workspace in a role."""
 
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("workspace")
+    )
     email = models.EmailField(_("email address"))
     role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.EDITOR)
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    accepted_at = models.DateTimeField(null=True, blank=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("invited by")
+    )
+    created_at = models.DateTimeField(_("sent"), auto_now_add=True)
+    accepted_at = models.DateTimeField(_("accepted"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        verbose_name = _("workspace invitation")
+        verbose_name_plural = _("workspace invitations")
 
     def __str__(self) -> str:
         return f"invitation of {self.email} to {self.workspace}"
@@ -99,20 +113,30 @@ class AuditEntry(models.Model):
         ROLE = "role", _("changed a member's role")
         REMOVED = "removed", _("removed a member")
 
-    workspace = models.ForeignKey(Workspace, null=True, on_delete=models.CASCADE, related_name="audit_entries")
-    survey = models.ForeignKey("surveys.Survey", null=True, on_delete=models.SET_NULL, related_name="+")
-    survey_title = models.CharField(max_length=200, blank=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    actor_name = models.CharField(max_length=150)
-    action = models.CharField(max_length=10, choices=Action.choices)
-    detail = models.CharField(max_length=300, blank=True)
+    workspace = models.ForeignKey(
+        Workspace, null=True, on_delete=models.CASCADE, related_name="audit_entries", verbose_name=_("workspace")
+    )
+    survey = models.ForeignKey(
+        "surveys.Survey", null=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("survey")
+    )
+    survey_title = models.CharField(_("survey title"), max_length=200, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("account")
+    )
+    actor_name = models.CharField(_("who"), max_length=150)
+    action = models.CharField(_("action"), max_length=10, choices=Action.choices)
+    detail = models.CharField(_("detail"), max_length=300, blank=True)
     #: The role a member was invited to, joined in or given (shown translated).
-    role = models.CharField(max_length=10, choices=Role.choices, blank=True)
-    at = models.DateTimeField(auto_now_add=True)
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices, blank=True)
+    #: The name of the API token the change was made with; empty for the pages. Never the token itself.
+    api_token = models.CharField(_("API token"), max_length=100, blank=True)
+    at = models.DateTimeField(_("logged at"), auto_now_add=True)
 
     class Meta:
         ordering = ["-at", "-pk"]
         indexes = [models.Index(fields=["workspace", "-at"], name="audit_by_workspace")]
+        verbose_name = _("audit entry")
+        verbose_name_plural = _("audit entries")
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.survey_title}"

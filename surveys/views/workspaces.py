@@ -20,7 +20,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from surveys.access import GRANTS, get_survey_for, get_workspace_for, surveys_for
+from surveys.forms.survey import SurveyForm
 from surveys.models import Survey
+from surveys.responding.ratelimits import in_minutes
 from surveys.teams import audit, members
 from surveys.teams.forms import InviteForm, MoveSurveyForm, RoleForm, WorkspaceForm
 from surveys.teams.models import AuditEntry, Membership, Workspace, WorkspaceInvitation
@@ -88,6 +90,13 @@ def workspace_invite(request: HttpRequest, workspace_id: int) -> HttpResponse:
     if not form.is_valid():
         context = detail_context(request, workspace, membership, invite_form=form)
         return render(request, "teams/workspace_detail.html", context, status=400)
+    wait = members.invitation_wait(request.user, workspace)
+    if wait is not None:
+        form.add_error(None, in_minutes(members.INVITE_WAIT, wait))
+        context = detail_context(request, workspace, membership, invite_form=form)
+        response = render(request, "teams/workspace_detail.html", context, status=429)
+        response["Retry-After"] = str(wait)
+        return response
     data = form.cleaned_data
     members.invite(request, workspace, data["email"], data["role"], data["language"])
     messages.success(request, _("Invitation sent to %(email)s.") % {"email": data["email"]})
@@ -160,6 +169,22 @@ def workspace_add_survey(request: HttpRequest, workspace_id: int) -> HttpRespons
         audit.record(request.user, workspace, AuditEntry.Action.MOVED, survey=survey)
     messages.success(request, _("The survey is now in this workspace."))
     return redirect(workspace)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workspace_survey_create(request: HttpRequest, workspace_id: int) -> HttpResponse:
+    """A new survey created inside the workspace (owners and editors): its members share it at once."""
+    workspace, _membership = get_workspace_for(request.user, workspace_id, "edit")
+    form = SurveyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        survey = form.save(commit=False)
+        survey.owner = request.user
+        survey.workspace = workspace
+        survey.save()
+        return redirect(survey)
+    context = {"form": form, "workspace": workspace}
+    return render(request, "surveys/survey_create.html", context, status=400 if form.errors else 200)
 
 
 @login_required

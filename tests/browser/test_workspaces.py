@@ -38,6 +38,10 @@ def test_workspace_pages_pass_axe(live_server, browser, db, settings, language, 
     pending.save()
     audit.record(owner, workspace, AuditEntry.Action.INVITED, "m1@회사.한국", role=Role.EDITOR)
     audit.record(owner, workspace, AuditEntry.Action.ROLE, "지훈", role=Role.VIEWER)
+    AuditEntry.objects.create(
+        workspace=workspace, actor=owner, actor_name="민지", action=AuditEntry.Action.CLOSED,
+        survey_title="구내식당 만족도", api_token="야간 동기화",
+    )  # fmt: skip
     settings.OIDC_ENABLED = True  # the login page's single sign-on button (not followed here)
 
     base = live_server.url
@@ -60,8 +64,12 @@ def test_workspace_pages_pass_axe(live_server, browser, db, settings, language, 
     page.goto(f"{base}{reverse('workspace_list')}")
     checker.check("workspace-list")
     page.goto(f"{base}{workspace.get_absolute_url()}")
-    assert page.locator("[data-audit-action]").count() == 2
+    assert page.locator("[data-audit-action]").count() == 3 and page.locator("[data-audit-token]").count() == 1
     checker.check("workspace-owner")
+    page.click("[data-new-survey]")
+    page.wait_for_url(f"{base}{reverse('workspace_survey_create', args=[workspace.pk])}")
+    assert page.locator("[data-new-survey-workspace]").count() == 1
+    checker.check("workspace-new-survey")
     page.goto(f"{base}{reverse('workspace_join', args=['browser-token'])}")
     checker.check("workspace-join")
     page.goto(f"{base}{reverse('workspace_join', args=['used-or-made-up'])}")
@@ -70,7 +78,7 @@ def test_workspace_pages_pass_axe(live_server, browser, db, settings, language, 
     page.context.clear_cookies()
     log_in(page, base, "지훈")
     page.goto(f"{base}{workspace.get_absolute_url()}")
-    assert page.locator("[data-audit]").count() == 0
+    assert page.locator("[data-audit]").count() == 0 and page.locator("[data-new-survey]").count() == 0
     checker.check("workspace-viewer")
     context.close()
     assert not checker.problems, "\n".join(checker.problems)

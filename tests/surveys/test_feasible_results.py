@@ -109,6 +109,14 @@ def card_problems(result, view) -> list[str]:
             found += share(f"{name} {row['label']} {key}", row[key])
         for key in ("count", "low", "high"):
             found += within(f"{name} {row['label']} {key}", row[key], 0, result.n)
+    for row in view.get("few", []):  # a card with too few reports: its bands, however wide
+        for key in ("low", "high"):
+            found += share(f"{name} few {row['label']} {key}", row[key])
+        for key in ("count_low", "count_high"):
+            if key in row:
+                found += within(f"{name} few {row['label']} {key}", row[key], 0, result.n)
+        if row["low"] > row["high"]:
+            found.append(f"{name} few {row['label']}: band {row['low']!r} > {row['high']!r}")
     for marginal in view.get("marginals", []):
         for row in marginal["rows"]:
             for key in ("estimate", "low", "high"):
@@ -210,3 +218,32 @@ def test_a_card_with_few_reports_says_what_its_bands_allow_and_no_error_over_100
     assert errors and max(errors) <= 100
     korean = organizer_client.get(reverse("survey_results", args=[survey.pk]), HTTP_ACCEPT_LANGUAGE="ko").content
     assert "많아야" in korean.decode()
+
+
+@pytest.mark.parametrize("n", (2, 5, 9))
+def test_a_free_text_card_with_few_reports_says_what_its_bands_allow(organizer_client, organizer, n):
+    """Below MIN_REPORTS the candidates' bands are still shown, cut to [0, n] and rounded outward."""
+    survey = make_survey(organizer, epsilon_cap=100)
+    question = make_text_question(survey, epsilon=4.0, candidates=["coffee", "tea"])
+    actions.do_open_survey(survey)
+    make_text_reports(question, ["coffee"] * n, seed=n)
+    (result,) = SurveyState.read(survey).results(question)
+    assert not result.enough and result.text is not None
+    view = result_view(result, "consistent")
+    low, high = result.text.consistent_interval(0.95)
+    # Never narrower than the query's own band, nor than the mechanism's bound the notice quotes.
+    bound = result.expected_half_width * n
+    assert [row["label"] for row in view["few"]] == ["coffee", "tea"]
+    for i, row in enumerate(view["few"]):
+        assert row["low"] * n <= low[i] + TOLERANCE and row["high"] * n >= high[i] - TOLERANCE
+        count = result.text.counts[i]
+        assert row["low"] * n <= min(max(count - bound, 0), n) + TOLERANCE
+        assert row["high"] * n >= min(max(count + bound, 0), n) - TOLERANCE
+        assert 0 <= row["count_low"] <= row["low"] * n <= row["high"] * n <= row["count_high"] <= n
+        assert 0 <= row["low"] <= row["high"] <= 1
+    html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk])).content.decode()
+    assert "data-too-few" in html and html.count("wrote “") == 2 and "data-few" in html
+    assert f"of {n}) wrote “coffee”" in html and f"of {n}) wrote “tea”" in html
+    assert not page_problems(html)
+    korean = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk]), HTTP_ACCEPT_LANGUAGE="ko")
+    assert "“tea”라고 쓴 비율은" in korean.content.decode()

@@ -295,6 +295,7 @@ def test_a_question_with_too_few_reports_says_so(organizer_client, organizer):
     make_text_reports(question, ["서울"] * 3, seed=1)
     html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk])).content.decode()
     assert "data-too-few" in html and "Too few responses to count answers" in html
+    assert "data-few" in html and "of 3) wrote “서울”" in html  # and what the 3 reports already allow
     assert Question.objects.get(pk=question.pk).kind == "text"
 
 

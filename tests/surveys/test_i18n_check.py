@@ -56,3 +56,24 @@ def test_a_stale_mo_fails_and_a_fresh_one_passes(tmp_path):
     write_po(po, 'msgid "Log in"\nmsgstr "로그인하기"\n')
     [problem] = stale_mo(po, tmp_path)
     assert "stale" in problem
+
+
+#: The names makemessages' xgettext looks for in Python (django.core.management.commands.makemessages).
+EXTRACTED = {"_", "gettext", "gettext_lazy", "gettext_noop", "ngettext", "ngettext_lazy", "pgettext", "pgettext_lazy"}
+EXTRACTED |= {"npgettext", "npgettext_lazy"}
+
+
+def test_translation_functions_are_imported_under_names_makemessages_extracts():
+    """A string marked through another name (``gettext_lazy as _lazy``) is never extracted, so never translated."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    hidden = []
+    for path in [*(root / "surveys").rglob("*.py"), *(root / "config").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module == "django.utils.translation":
+                for alias in node.names:
+                    if "gettext" in alias.name and (alias.asname or alias.name) not in EXTRACTED:
+                        hidden.append(f"{path.relative_to(root)}: {alias.name} as {alias.asname}")
+    assert hidden == []

@@ -202,3 +202,16 @@ def test_the_builder_says_what_an_open_link_cannot_prevent(organizer_client, org
 
 def model_values(instance):
     return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+def test_refusals_speak_the_respondents_language(client, invite_only):
+    """The refusals are lazy module constants: extracted for translation and translated per request."""
+    (token,) = tokens_of(invitations.create_links(invite_only, "https://murmur.test/s/x/", 1))
+    assert post(client, invite_only, token).status_code == 201
+    korean = {"HTTP_ACCEPT_LANGUAGE": "ko"}
+    url = reverse("submit", args=[invite_only.slug])
+    used = client.post(url, body_for(invite_only, token, seed=1), content_type="application/json", **korean)
+    uninvited = client.post(url, body_for(invite_only, None, seed=2), content_type="application/json", **korean)
+    assert "이미 사용되었거나 유효하지 않습니다" in used.json()["error"]
+    assert "초대받은 사람만 응답할 수 있습니다" in uninvited.json()["error"]
+    assert "초대받은" not in post(client, invite_only, None, seed=3).json()["error"]  # English stays English

@@ -25,9 +25,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from surveys.integrations import ApiToken, Webhook, new_token, token_hash
 from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey, WorkspaceInvitation
-from surveys.teams.models import hash_token
 from tests.base import make_survey, read_body
-from tests.teams import make_team
+from tests.teams import make_pending_invitation, make_team
 
 ROLES = ("owner", "editor", "viewer", "outsider", "staff", "anonymous")
 GRANTED = {
@@ -60,6 +59,7 @@ EDIT = {
 WORKSPACE = {
     "workspace_detail": "view",
     "workspace_add_survey": "edit",
+    "workspace_survey_create": "edit",
     "workspace_invite": "manage",
     "workspace_invitation_revoke": "manage",
     "workspace_member_role": "manage",
@@ -101,9 +101,7 @@ def protected(name: str, converters: set[str]) -> bool:
 @pytest.fixture
 def team(db):
     team = make_team()
-    team.invitation = WorkspaceInvitation(workspace=team.workspace, email="later@example.org", role="editor")
-    team.invitation.token_hash = hash_token("a-pending-token")
-    team.invitation.save()
+    team.invitation = make_pending_invitation(team)
     team.webhook = Webhook.objects.create(survey=team.survey, url="https://hooks.example.org/murmur")
     token = new_token()
     team.token = ApiToken.objects.create(
@@ -244,6 +242,7 @@ OWNER_CHANGES = [
     "survey_duplicate",
     "invitations",
     "workspace_invite",
+    "workspace_survey_create",
     "workspace_member_role",
     "workspace_member_remove",
     "workspace_invitation_revoke",

@@ -199,3 +199,94 @@ def test_workspace_pages_speak_korean(client, team):
     client.cookies["django_language"] = "ko"
     page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
     assert "감사 기록" in page and "구성원 초대" in page
+
+
+def test_owners_and_editors_create_a_survey_inside_the_workspace(client, team):
+    url = reverse("workspace_survey_create", args=[team.workspace.pk])
+    for who in ("owner", "editor"):
+        client.force_login(team.users[who])
+        page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
+        assert f'href="{url}"' in page
+        assert client.get(url).status_code == 200
+        response = client.post(url, {"title": f"{who}'s team survey", "expected_respondents": "50"})
+        survey = Survey.objects.get(title=f"{who}'s team survey")
+        assert response.url == survey.get_absolute_url()
+        assert survey.workspace == team.workspace and survey.owner == team.users[who]
+        # Shared at once: the viewer sees its results, the other editor builds it.
+        assert get_survey_for(team.users["viewer"], survey.pk, "view") == survey
+        assert get_survey_for(team.users["editor"], survey.pk, "edit") == survey
+    created = AuditEntry.objects.filter(workspace=team.workspace, action="created")
+    assert sorted(created.values_list("actor_name", flat=True)) == ["eddie", "olivia"]
+
+
+def test_viewers_and_outsiders_cannot_create_a_survey_in_the_workspace(client, team):
+    url = reverse("workspace_survey_create", args=[team.workspace.pk])
+    before = Survey.objects.count()
+    for who in ("viewer", "outsider", "staff"):
+        client.force_login(team.users[who])
+        if who == "viewer":
+            page = client.get(reverse("workspace_detail", args=[team.workspace.pk])).content.decode()
+            assert url not in page and "data-new-survey" not in page
+        assert client.get(url).status_code == 404
+        assert client.post(url, {"title": "Sneaked in", "expected_respondents": "50"}).status_code == 404
+    assert Survey.objects.count() == before and not AuditEntry.objects.exists()
+
+
+def test_an_invalid_new_workspace_survey_is_not_stored(client, team):
+    client.force_login(team.users["editor"])
+    response = client.post(reverse("workspace_survey_create", args=[team.workspace.pk]), {"title": ""})
+    assert response.status_code == 400 and Survey.objects.filter(workspace=team.workspace).count() == 1
+    client.cookies["django_language"] = "ko"
+    page = client.get(reverse("workspace_survey_create", args=[team.workspace.pk])).content.decode()
+    assert "Research team" in page and "워크스페이스" in page
+
+
+def test_invitations_are_limited_per_inviter_and_nothing_is_stored_when_refused(client, team, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "invite": [(2, 3600)], "invite_workspace": [(100, 3600)]}
+    client.force_login(team.users["owner"])
+    assert [invite(client, team, f"n{i}@example.org").status_code for i in range(2)] == [302, 302]
+    client.cookies["django_language"] = "ko"
+    refused = invite(client, team, "third@example.org")
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 3600
+    page = refused.content.decode()
+    assert "초대" in page and "60분" in page and "Too many" not in page
+    assert len(mail.outbox) == 2 and WorkspaceInvitation.objects.count() == 2
+    assert not WorkspaceInvitation.objects.filter(email="third@example.org").exists()
+    assert AuditEntry.objects.filter(action="invited").count() == 2
+
+
+def test_invitations_are_limited_per_workspace_across_its_owners(client, team, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "invite": [(100, 3600)], "invite_workspace": [(3, 3600)]}
+    team.membership("editor").__class__.objects.filter(pk=team.membership("editor").pk).update(role=Role.OWNER)
+    client.force_login(team.users["owner"])
+    assert [invite(client, team, f"a{i}@example.org").status_code for i in range(2)] == [302, 302]
+    client.force_login(team.users["editor"])
+    assert invite(client, team, "b0@example.org").status_code == 302
+    refused = invite(client, team, "b1@example.org")
+    assert refused.status_code == 429 and "Nothing was sent" in refused.content.decode()
+    assert WorkspaceInvitation.objects.count() == 3 and len(mail.outbox) == 3
+    # Another workspace of the same owner is counted on its own.
+    other = Workspace.objects.create(name="Other lab")
+    Membership.objects.create(workspace=other, user=team.users["editor"], role=Role.OWNER)
+    url = reverse("workspace_invite", args=[other.pk])
+    assert client.post(url, {"email": "c@example.org", "role": "viewer", "language": "en"}).status_code == 302
+
+
+def test_an_invalid_invitation_is_not_counted(client, team, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "invite": [(1, 3600)]}
+    client.force_login(team.users["owner"])
+    assert invite(client, team, "not an address").status_code == 400
+    assert invite(client, team, "good@example.org").status_code == 302
+
+
+def test_every_export_file_is_logged(client, team):
+    client.force_login(team.users["editor"])
+    pk = team.survey.pk
+    for name in ("export_sav", "export_dta", "export_r", "export_workbook"):
+        response = client.get(reverse(name, args=[pk]))
+        read_body(response)  # a file: read, which closes it
+        assert response.status_code in (200, 302), name
+    # An analysis export without its choices is refused (400): nothing was exported.
+    assert client.get(reverse("export_analysis", args=[pk])).status_code == 400
+    files = AuditEntry.objects.filter(workspace=team.workspace, action="exported").values_list("detail", flat=True)
+    assert sorted(files) == ["analysis.R", "reports.dta", "reports.sav", "survey.xlsx"]
