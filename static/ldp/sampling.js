@@ -80,3 +80,16 @@ export function submissionEpsilon(epsilons, sampling) {
   pooled.sort((a, b) => b - a);
   return pooled.slice(0, sampling.m).reduce((sum, e) => sum + e, total);
 }
+
+/**
+ * The questions of the pool this respondent is not asked (a fake's report is sent for each): all
+ * but a uniform draw of m (drawSample). Empty without a valid sampling block.
+ * @param {unknown} sampling  the page's block ({questions, m}), if any
+ * @param {RandomSource} random
+ * @returns {Set<number>}
+ */
+export function unsampledQuestions(sampling, random) {
+  if (!validSampling(sampling)) return new Set();
+  const drawn = new Set(drawSample(sampling.questions, sampling.m, random));
+  return new Set(sampling.questions.filter((q) => !drawn.has(q)));
+}

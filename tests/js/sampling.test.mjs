@@ -142,3 +142,24 @@ test("the page's promise check counts m of the pool, so a sampled page may send 
   assert.deepEqual(two.map((p) => p.reason), ["total"]);
   assert.ok(Math.abs(two[0].found - 2) < 1e-9);
 });
+
+test("the ledger records a sampled pool once, at the m largest epsilons, and the others as they are", async () => {
+  const { ledgerSpends } = await import("../../static/ldp/report.js");
+  const receipt = [
+    { question: 1, epsilon: 0.5 },
+    { question: 2, epsilon: 1 },
+    { question: 3, epsilon: 1 },
+    { question: 4, epsilon: 1 },
+    { question: 5, epsilon: null },
+  ];
+  const page = { survey: "s", title: "T", series: null, round: null, sampling: { questions: [2, 3, 4], m: 1 } };
+  const spends = ledgerSpends(receipt, new Map(), page);
+  assert.deepEqual(
+    spends.map((s) => [s.question, s.epsilon]),
+    [
+      ["1", 0.5],
+      ["sampled:2,3,4", 1],
+    ],
+  );
+  assert.equal(ledgerSpends(receipt, new Map(), { ...page, sampling: undefined }).length, 4);
+});
