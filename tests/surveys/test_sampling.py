@@ -150,3 +150,27 @@ def test_strangers_cannot_change_a_surveys_sampling(client, survey):
     response = sample(client, survey, ids(survey)[1:], 1)
     assert response.status_code in (403, 404)
     assert not QuestionSample.objects.filter(survey=survey).exists()
+
+
+def test_a_branched_questions_card_says_who_was_asked_and_what_its_shares_count(organizer_client, organizer):
+    from surveys.results.asked import asked_note
+
+    survey = make_survey(organizer, title="Branches")
+    decider = make_question(survey, text="Do you cycle?", kind="yes_no", options=["Yes", "No"], epsilon=3.0)
+    branched = make_question(survey, text="How far?", options=["Near", "Far"], epsilon=3.0)
+    branched.logic = {"show_if": {"question": decider.pk, "in": [0]}}
+    branched.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    rng = np.random.default_rng(9)
+    answers = (rng.random(3000) < 0.3).astype(int)  # 70 % "Yes" (option 0)
+    make_reports(decider, list(answers), seed=10)
+    make_reports(branched, list(rng.integers(0, 2, size=3000)), seed=11)
+    state = SurveyState.read(Survey.objects.get(pk=survey.pk))
+    note = asked_note(state, state.questions[1])
+    assert note is not None and note["answers"] == ["Yes"]
+    low, high = note["band"]
+    assert low <= 0.7 <= high and high - low < 0.1
+    assert asked_note(state, state.questions[0]) is None
+    page = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
+    assert page.count("data-asked-note") == 1 and "data-share-asked" in page
+    assert f"?first={decider.pk}&amp;second={branched.pk}" in page
