@@ -127,3 +127,16 @@ def assert_only_the_ledger_is_stored(page) -> str:
     text = storage["local"]["murmur-epsilon-ledger-v1"]
     assert all(set(entry) == LEDGER_FIELDS for entry in json.loads(text))
     return text
+
+
+def log_in(page, base: str, username: str) -> None:
+    """Sign in through the login page as ``username`` (tests.base.PASSWORD) and wait for the home page."""
+    from django.urls import reverse
+
+    from tests.base import PASSWORD
+
+    page.goto(f"{base}{reverse('login')}")
+    page.fill("[name=username]", username)
+    page.fill("[name=password]", PASSWORD)
+    page.click("main form[action$='/login/'] button[type=submit]")
+    page.wait_for_url(f"{base}/")
