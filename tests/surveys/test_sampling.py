@@ -174,3 +174,15 @@ def test_a_branched_questions_card_says_who_was_asked_and_what_its_shares_count(
     page = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
     assert page.count("data-asked-note") == 1 and "data-share-asked" in page
     assert f"?first={decider.pk}&amp;second={branched.pk}" in page
+
+
+def test_a_pooled_question_is_not_crossed(organizer_client, survey):
+    always, *pooled = ids(survey)
+    QuestionSample.objects.create(survey=survey, questions=pooled, size=1)
+    actions.do_open_survey(survey)
+    for question in survey.questions.all():
+        make_reports(question, [0, 1, 2, 1] * 20 if question.pk != always else [0, 1] * 40)
+    url = reverse("survey_crosstab", args=[survey.pk])
+    response = organizer_client.get(f"{url}?first={always}&second={pooled[0]}")
+    assert response.status_code == 400
+    assert "cannot be crossed" in response.content.decode()
