@@ -140,3 +140,19 @@ def log_in(page, base: str, username: str) -> None:
     page.fill("[name=password]", PASSWORD)
     page.click("main form[action$='/login/'] button[type=submit]")
     page.wait_for_url(f"{base}/")
+
+
+def open_answer_page(browser, live_server, survey):
+    """A fresh context on the survey's answer page: (context, page, page errors, POST bodies), the last two
+    filled as they happen."""
+    from django.urls import reverse
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    bodies: list[str] = []
+    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    return context, page, errors, bodies

@@ -18,7 +18,7 @@ from django.urls import reverse
 from surveys import actions
 from surveys.sampling import QuestionSample
 from tests.base import make_question, make_survey, make_user
-from tests.browser.conftest import assert_only_the_ledger_is_stored, log_in
+from tests.browser.conftest import assert_only_the_ledger_is_stored, log_in, open_answer_page
 
 LABELS = {
     1: ["Yes-Kestrel", "No-Plover"],
@@ -43,14 +43,7 @@ def survey(db):
 
 
 def answer_once(browser, live_server, survey):
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    bodies: list[str] = []
-    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
-    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    context, page, errors, bodies = open_answer_page(browser, live_server, survey)
     fieldsets = page.locator("fieldset[data-question-id]")
     visible = [i for i in range(fieldsets.count()) if fieldsets.nth(i).is_visible()]
     for i in visible:
