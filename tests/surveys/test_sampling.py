@@ -174,6 +174,10 @@ def test_a_branched_questions_card_says_who_was_asked_and_what_its_shares_count(
     page = organizer_client.get(reverse("survey_results", args=[survey.pk])).content.decode()
     assert page.count("data-asked-note") == 1 and "data-share-asked" in page
     assert f"?first={decider.pk}&amp;second={branched.pk}" in page
+    # The public page has the note, not the cross-tab's link (readers there cannot open it).
+    Survey.objects.filter(pk=survey.pk).update(public_results=True)
+    public = organizer_client.get(reverse("public_results", args=[survey.slug])).content.decode()
+    assert "data-share-asked" in public and "second=" not in public
 
 
 def test_a_pooled_question_is_not_crossed(organizer_client, survey):
