@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ldp.advisor import Z_95
 from ldp.estimates import FrequencyEstimate
 from ldp.mechanisms import Mechanism, Tally
 from ldp.simplex import project_onto_simplex
@@ -69,6 +70,37 @@ def sampled_epsilon(total: float, m: int, q: int) -> float:
     if not total > 0:
         raise ValueError(f"total must be positive, got {total!r}")
     return total / m
+
+
+def submission_epsilon(epsilons: Sequence[float], pooled: Sequence[float], m: int) -> float:
+    """The whole submission's epsilon: the questions asked of everyone (``epsilons``) add up, and of
+    the ``pooled`` questions only the m really answered spend, at most the m largest (the fakes carry
+    no data; module docstring).
+
+    >>> submission_epsilon([0.5, 0.5], [1.0, 1.0, 1.0], 2)
+    3.0
+    """
+    pooled = sorted(pooled, reverse=True)
+    if pooled:
+        check_sample(m, len(pooled))
+    return float(sum(epsilons) + sum(pooled[:m]))
+
+
+def expected_sampled_half_width(mechanism: Mechanism, n: int, rate: float) -> float:
+    """The widest 95 % half-width of a sampled question's corrected shares at n respondents with evenly
+    spread answers (the analytic :func:`sampled_covariance`); ``rate`` = 1 is the unsampled question's.
+
+    >>> from ldp.mechanisms import make_mechanism
+    >>> from ldp.advisor import expected_half_width
+    >>> mech = make_mechanism("krr", k=2, epsilon=1.0)
+    >>> round(expected_sampled_half_width(mech, 1000, 1.0), 4) == round(expected_half_width(mech, 1000), 4)
+    True
+    """
+    if not 0 < rate <= 1:
+        raise ValueError(f"rate must lie in (0, 1], got {rate!r}")
+    uniform = np.full(mechanism.k, 1.0 / mechanism.k)
+    variances = np.diag(sampled_covariance(mechanism, uniform, n, rate)) / rate**2
+    return float(Z_95 * np.sqrt(np.max(variances)))
 
 
 def paper_epsilon(total: float, q: int) -> float:

@@ -24,6 +24,7 @@ from surveys.models import (
     spent_epsilon,
 )
 from surveys.responding import invitations
+from surveys.sampling import QuestionSample, pool_of
 
 
 class LifecycleError(Exception):
@@ -344,6 +345,10 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
         if question.logic:
             question.logic = remapped(question.logic, new_ids)
             question.save(update_fields=["logic"])
+    # So does the question sampling's pool (surveys.sampling).
+    pool = pool_of(source, old_ids)
+    if pool is not None:
+        QuestionSample.objects.create(survey=target, size=pool.m, questions=[new_ids[q] for q in pool.questions])
     return questions
 
 
@@ -369,7 +374,7 @@ def open_problems(survey: Survey) -> list[str]:
             question.build_mechanism()
         except ValueError as error:
             problems.append(_("Question “%(text)s”: %(error)s") % {"text": question.text, "error": error})
-    total = spent_epsilon(questions)
+    total = spent_epsilon(questions, pool_of(survey, [q.pk for q in questions]))
     if survey.epsilon_cap is not None and total > survey.epsilon_cap + 1e-9:
         problems.append(
             _("The questions spend ε = %(total)s, over the cap of %(cap)s.")

@@ -13,6 +13,13 @@ is a unit of its own; a declared pair is one unit and its two questions none (th
 the pair's one report). A question whose randomization is frozen by reports keeps its epsilon, as a
 fixed one does.
 
+A survey that asks each respondent m of a pool of q questions (:mod:`surveys.sampling`) spends the
+epsilon of only the m it really answers (the others send fake reports: :mod:`ldp.sampling`), so each
+pooled question counts for a share m / q of its epsilon, and all get the same epsilon' (their weights
+are not used): the pool spends m epsilon', and
+
+    epsilon' = (total - sum of fixed epsilons) / (sum of other planned weights + m).
+
 Adding, editing or deleting a question re-plans (:func:`replan`): the other planned questions get their
 new share, and "Automatic" picks their mechanism again for it. The panel (:func:`panel`) shows each
 question's expected 95 % half-width at the plan's epsilon and the expected respondents, from the same
@@ -29,12 +36,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.registry import randomized
 from surveys.models import Question, Survey, asked_jointly
+from surveys.sampling import pool_of
 
 #: A planned question's epsilon when its survey states no total (the builder's old default).
 UNPLANNED_EPSILON = 1.0
@@ -57,6 +65,8 @@ class Unit:
     weight: float = 1.0
     fixed: float | None = None
     """Its own epsilon when fixed (by the organizer, or by reports); None: planned."""
+    share: float = 1.0
+    """The share of respondents whose answer it randomizes: m / q for a sampled question, else 1."""
 
 
 @dataclass(frozen=True)
@@ -68,10 +78,12 @@ class Split:
     fixed: float
     feasible: bool
     per_weight: float | None = None
+    shares: dict[Any, float] = field(default_factory=dict)
+    """The planned units sampled at a share below 1 (:attr:`Unit.share`)."""
 
     @property
     def spent(self) -> float:
-        return self.fixed + sum(self.epsilons.values())
+        return self.fixed + sum(e * self.shares.get(key, 1.0) for key, e in self.epsilons.items())
 
 
 def floor4(value: float) -> float:
@@ -86,17 +98,18 @@ def split(total: float | None, units: Iterable[Unit]) -> Split:
     {1: 1.0, 2: 1.0, 4: 2.0}
     """
     units = list(units)
-    fixed = sum(u.fixed for u in units if u.fixed is not None)
+    fixed = sum(u.fixed * u.share for u in units if u.fixed is not None)
     planned = [u for u in units if u.fixed is None]
+    shares = {u.key: u.share for u in planned if u.share != 1.0}
     if total is None:
         epsilons = {u.key: min(max(UNPLANNED_EPSILON * u.weight, EPSILON_MIN), EPSILON_MAX) for u in planned}
-        return Split(None, epsilons, fixed, True)
+        return Split(None, epsilons, fixed, True, shares=shares)
     if not planned:
         return Split(total, {}, fixed, fixed <= total + 1e-9)
-    per_weight = (total - fixed) / sum(u.weight for u in planned)
+    per_weight = (total - fixed) / sum(u.weight * u.share for u in planned)
     epsilons = {u.key: min(max(floor4(per_weight * u.weight), EPSILON_MIN), EPSILON_MAX) for u in planned}
     feasible = all(per_weight * u.weight >= EPSILON_MIN - 1e-12 for u in planned)
-    return Split(total, epsilons, fixed, feasible, per_weight)
+    return Split(total, epsilons, fixed, feasible, per_weight, shares)
 
 
 def frozen_ids(survey: Survey, questions: list[Question]) -> set[int]:
@@ -110,11 +123,18 @@ def frozen_ids(survey: Survey, questions: list[Question]) -> set[int]:
 
 
 def units_of(survey: Survey, questions: list[Question], frozen: set[int] | None = None) -> list[Unit]:
-    """The units of these questions: a declared pair's two questions are none (the pair is one)."""
+    """The units of these questions: a declared pair's two questions are none (the pair is one); a
+    sampled question counts for m / q of its epsilon, at weight 1 (module docstring)."""
     members = asked_jointly(questions)
     frozen = frozen_ids(survey, questions) if frozen is None else frozen
+    pool = pool_of(survey, [q.pk for q in questions])
     return [
-        Unit(q.pk, q.budget_weight, None if q.planned_epsilon and q.pk not in frozen else q.epsilon)
+        Unit(
+            q.pk,
+            1.0 if pool is not None and q.pk in pool else q.budget_weight,
+            None if q.planned_epsilon and q.pk not in frozen else q.epsilon,
+            pool.rate if pool is not None and q.pk in pool else 1.0,
+        )
         for q in questions
         if q.pk not in members and randomized(q.mechanism)  # asked directly: no epsilon to plan
     ]
@@ -133,7 +153,13 @@ def preview(
     questions = list(survey.questions.all())
     gone = set(without)
     questions = [q for q in questions if q.pk not in gone]
-    units = [(replace or {}).get(u.key, u) for u in units_of(survey, questions)]
+    replaced = replace or {}
+    units = [
+        Unit(u.key, 1.0, replaced[u.key].fixed, u.share)
+        if u.key in replaced and u.share != 1.0
+        else replaced.get(u.key, u)
+        for u in units_of(survey, questions)
+    ]
     return split(survey.epsilon_cap if total == "" else total, [*units, *add])  # type: ignore[arg-type]
 
 

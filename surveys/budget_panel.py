@@ -9,13 +9,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ldp.advisor import recommend
+from ldp.advisor import expected_half_width, recommend
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.registry import randomized
+from ldp.sampling import expected_sampled_half_width
 from surveys.budget import TARGET, UNREADABLE, Split, frozen_ids, ratio, split, units_of
 from surveys.forms.question import rebuilt
 from surveys.forms.survey import DEFAULT_EPSILON_CAP
 from surveys.models import Question, Survey, asked_jointly
+from surveys.sampling import Pool, pool_of
 
 
 @dataclass
@@ -28,10 +30,26 @@ class Row:
     frozen: bool
     cost: Any
     paired: bool = False
+    sampled_half_width: float | None = None
+    """A sampled question's expected half-width, asked of a share m / q and corrected for the fakes."""
+    split_half_width: float | None = None
+    """The same question's without sampling: the pool's epsilon split over all q, everyone asked."""
+    split_epsilon: float | None = None
 
     @property
     def relative_half_width(self) -> float | None:
+        if self.sampled_half_width is not None:
+            return self.sampled_half_width
         return None if self.cost is None else self.cost.relative_half_width
+
+    @property
+    def sampling_wins(self) -> bool:
+        """Whether sampling gives this question a narrower band than splitting its epsilon over the pool."""
+        return (
+            self.sampled_half_width is not None
+            and self.split_half_width is not None
+            and self.sampled_half_width < self.split_half_width
+        )
 
     @property
     def unreadable(self) -> bool:
@@ -49,11 +67,12 @@ class Panel:
     rows: list[Row]
     advice: list[str] = field(default_factory=list)
     headline: str = ""
+    pool: Pool | None = None
 
     @property
     def all_unreadable(self) -> bool:
         """Whether every estimate is expected wider than :data:`UNREADABLE` (opening asks to confirm)."""
-        rows = [row for row in self.rows if row.cost is not None]
+        rows = [row for row in self.rows if row.relative_half_width is not None]
         return bool(rows) and all(row.unreadable for row in rows)
 
     @property
@@ -82,6 +101,7 @@ def panel(survey: Survey, total: float | None | str = "", respondents: int | Non
     plan = split(plan_total, units_of(survey, questions, frozen))  # type: ignore[arg-type]
     members = asked_jointly(questions)
     recurring = survey.series_id is not None
+    pool = pool_of(survey, [q.pk for q in questions])
     rows = []
     for question in questions:
         if question.pk in members or not randomized(question.mechanism):
@@ -97,10 +117,27 @@ def panel(survey: Survey, total: float | None | str = "", respondents: int | Non
             cleaned = rebuilt(question, epsilon, n)
             cost = cleaned["cost"] if cleaned else None
         planned = question.planned_epsilon and question.pk not in frozen
-        rows.append(Row(question, epsilon, planned, question.pk in frozen, cost))
-    result = Panel(survey, plan_total, n, plan, rows)  # type: ignore[arg-type]
+        row = Row(question, epsilon, planned, question.pk in frozen, cost)
+        if pool is not None and question.pk in pool and cost is not None and hasattr(cost, "mechanism"):
+            compare_sampling(row, pool, n)
+        rows.append(row)
+    result = Panel(survey, plan_total, n, plan, rows, pool=pool)  # type: ignore[arg-type]
     audience(result)
     return result
+
+
+def compare_sampling(row: Row, pool: Pool, n: int) -> None:
+    """Fill a pooled row's expected 95 % half-widths with sampling (its epsilon', asked of m / q,
+    corrected for fakes: :func:`ldp.sampling.expected_sampled_half_width`) and without (the m epsilon'
+    the pool spends split over its q questions, everyone asked; "Automatic" picks for that epsilon)."""
+    row.sampled_half_width = expected_sampled_half_width(row.cost.mechanism, n, pool.rate)
+    split = row.epsilon * pool.m / pool.q
+    row.split_epsilon = split
+    if split < EPSILON_MIN:
+        return
+    cleaned = rebuilt(row.question, split, n)
+    if cleaned and cleaned.get("cost") is not None and hasattr(cleaned["cost"], "mechanism"):
+        row.split_half_width = expected_half_width(cleaned["cost"].mechanism, n)
 
 
 def yes_no_half_width(epsilon: float, n: int) -> float:
@@ -142,11 +179,11 @@ def audience(result: Panel) -> None:
         "or five to ± %(five)s points each.",
         n,
     ) % {"n": count(n), "total": epsilon(total), "one": points(one, 0), "five": points(five, 0)}
-    wide = [row for row in result.rows if row.cost is not None and row.cost.relative_half_width > TARGET]
+    wide = [row for row in result.rows if row.relative_half_width is not None and row.relative_half_width > TARGET]
     if not wide:
         return
     advice = result.advice
-    for row in sorted(wide, key=lambda row: -float(row.cost.relative_half_width))[:2]:
+    for row in sorted(wide, key=lambda row: -float(row.relative_half_width or 0))[:2]:
         k = getattr(row.cost, "k", 0) if not row.cost.is_mean else 0
         if k > 2:
             advice.append(
@@ -156,7 +193,7 @@ def audience(result: Panel) -> None:
                 )
                 % {
                     "text": row.question.text,
-                    "now": points(row.cost.relative_half_width, 0),
+                    "now": points(row.relative_half_width or 0, 0),
                     "k": k,
                     "yes_no": points(yes_no_half_width(row.epsilon, n), 0),
                 }

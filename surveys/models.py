@@ -18,6 +18,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ldp.sampling import submission_epsilon
+
 # The frozen randomizations and the ldp mechanisms they build live in their own module; importable from here.
 from surveys.randomizations import DEFAULT_MEMO_GAMMA, AnyMechanism, Randomization, build_mechanism  # noqa: F401
 
@@ -37,13 +39,18 @@ def asked_jointly(questions: list[Any]) -> dict[int, tuple[Any, str]]:
     return members
 
 
-def spent_epsilon(questions: list[Any]) -> float:
-    """The epsilon a respondent answering all these questions spends: a declared pair's members spend none.
+def spent_epsilon(questions: list[Any], pool: Any = None) -> float:
+    """The epsilon a respondent answering all these questions spends: a declared pair's members spend none,
+    and of a sampled ``pool`` (:class:`surveys.sampling.Pool`) only the m largest count
+    (:func:`ldp.sampling.submission_epsilon`: the other pooled questions send fakes).
 
     A question asked directly (epsilon infinite, :data:`ldp.registry.NOT_RANDOMIZED`) is not
     randomized at all: it is counted apart (:func:`asked_directly`), not in this sum."""
     members = asked_jointly(questions)
-    return float(sum(q.epsilon for q in questions if q.pk not in members and math.isfinite(q.epsilon)))
+    counted = [q for q in questions if q.pk not in members and math.isfinite(q.epsilon)]
+    pooled = [q.epsilon for q in counted if pool is not None and q.pk in pool]
+    others = [q.epsilon for q in counted if pool is None or q.pk not in pool]
+    return submission_epsilon(others, pooled, min(pool.m, len(pooled)) if pooled else 1)
 
 
 def asked_directly(questions: list[Any]) -> list[Any]:
@@ -169,9 +176,11 @@ class Survey(models.Model):
     def total_epsilon(self) -> float:
         """Budget a respondent spends answering every question (sequential composition).
 
-        A declared pair's epsilon is spent once for its two questions, which spend none of their own.
+        A declared pair's epsilon is spent once for its two questions, which spend none of their own;
+        of a sampled pool only m questions count (:mod:`surveys.sampling`).
         """
-        return spent_epsilon(list(self.questions.all()))
+        questions = list(self.questions.all())
+        return spent_epsilon(questions, pool_of(self, [q.pk for q in questions]))
 
     def accepting_responses(self, now: Any = None) -> bool:
         """Open, before its close date, and under its response limit."""
@@ -494,4 +503,5 @@ from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E40
 # Models kept beside their code: jobs (surveys/jobs/) and each survey's version counter.
 from surveys.jobs.records import Job  # noqa: E402, F401
 from surveys.responding.versions import SurveyVersion  # noqa: E402, F401
+from surveys.sampling import QuestionSample, pool_of  # noqa: E402, F401  (question sampling, RS+FD)
 from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401

@@ -46,6 +46,7 @@ import { setSpecEpsilon } from "./multiselect.js";
 import { checkNumericSpec } from "./numeric.js";
 import { permanentDBitFlipSpec, permanentOneBitSpec } from "./memo.js";
 import { checkRapporSpec, epsilonInfinity, epsilonOneReport } from "./rappor.js";
+import { submissionEpsilon } from "./sampling.js";
 import { CATEGORICAL_MECHANISMS, SpecError, checkSpec } from "./spec.js";
 
 /** Relative float tolerance when comparing a recomputed budget with a promised one. */
@@ -216,6 +217,7 @@ export function memoEpsilonInfinity(spec, memo) {
  * @property {number} total  the survey's stated total epsilon
  * @property {number | null} [cap]  the survey's budget cap, if any
  * @property {Record<string, {epsilon: number, delta?: number, epsilon_infinity?: number}>} questions  by question id
+ * @property {import("./sampling.js").Sampling | null} [sampling]  the pool of which each respondent answers m (sampling.js)
  *
  * @typedef {object} Problem
  * @property {"malformed" | "unpromised" | "epsilon" | "delta" | "total" | "cap" | "epsilon_infinity" | "unmemoized"} reason
@@ -244,7 +246,8 @@ const exceeds = (found, promised) => !(found <= promised * (1 + TOLERANCE));
 export function checkPromises(entries, promise) {
   /** @type {Problem[]} */
   const problems = [];
-  let total = 0;
+  /** @type {Map<number, number>} */
+  const epsilons = new Map();
   for (const { question, spec, memo } of entries) {
     let privacy;
     try {
@@ -255,7 +258,7 @@ export function checkPromises(entries, promise) {
       problems.push({ reason: "malformed", question, detail: error.message });
       continue;
     }
-    total += privacy.epsilon;
+    epsilons.set(question, privacy.epsilon);
     const promised = promise.questions?.[String(question)];
     if (!promised || typeof promised.epsilon !== "number") {
       problems.push({ reason: "unpromised", question });
@@ -278,6 +281,8 @@ export function checkPromises(entries, promise) {
       problems.push({ reason: "delta", question, found: privacy.delta, promised: promisedDelta });
     }
   }
+  // Of a sampled pool only the m questions really answered spend (sampling.js submissionEpsilon).
+  const total = submissionEpsilon(epsilons, promise.sampling);
   if (exceeds(total, promise.total)) problems.push({ reason: "total", found: total, promised: promise.total });
   if (promise.cap != null && exceeds(total, promise.cap)) problems.push({ reason: "cap", found: total, promised: promise.cap });
   return problems;

@@ -35,6 +35,7 @@ import { randomizeSet } from "./multiselect.js";
 import { randomizeNumeric } from "./numeric.js";
 import { randomizeRappor } from "./rappor.js";
 import { randomize, uniformInt } from "./randomize.js";
+import { submissionEpsilon, validSampling } from "./sampling.js";
 
 /**
  * @typedef {import("./randomize.js").RandomSource} RandomSource
@@ -140,14 +141,31 @@ export function memoSpend(entry) {
  * The ledger's records for the questions the server received (its receipt): the survey, its title,
  * each question's id and epsilon; a round of a recurring survey under its series (survey = series
  * id) with its round number, and a memoized question with its longitudinal bound and digest. No
- * answer and no report.
+ * answer and no report. The questions of a sampled pool (page.sampling, sampling.js) are one
+ * record, "sampled:<ids>", spending the m largest of their epsilons: only the m really answered
+ * carry data, whichever they were (the record does not say).
  * @param {{question: number, epsilon: number}[]} receipt
  * @param {Map<number, SpecEntry>} entries  by question id
- * @param {{survey: string, title: string, series: string | null, round: number | null}} page
+ * @param {{survey: string, title: string, series: string | null, round: number | null, sampling?: any}} page
  */
 export function ledgerSpends(receipt, entries, page) {
+  const pool = validSampling(page.sampling) ? page.sampling : null;
+  const pooled = receipt.filter((item) => item.epsilon !== null && pool?.questions.includes(item.question));
+  const sampled = pooled.length
+    ? [
+        {
+          survey: page.series || page.survey,
+          title: page.title,
+          series: page.series,
+          round: page.series ? page.round : null,
+          question: `sampled:${pooled.map((item) => item.question).join(",")}`,
+          epsilon: submissionEpsilon(new Map(pooled.map((item) => [item.question, item.epsilon])), pool),
+          memo: null,
+        },
+      ]
+    : [];
   // A question asked directly (epsilon null: not randomized) spends no budget: it is not a spend.
-  return receipt.filter((item) => item.epsilon !== null).map((item) => {
+  const own = receipt.filter((item) => item.epsilon !== null && !pooled.includes(item)).map((item) => {
     const entry = entries.get(item.question);
     return {
       survey: page.series || page.survey,
@@ -159,6 +177,7 @@ export function ledgerSpends(receipt, entries, page) {
       memo: entry?.memo ? { ...memoSpend(entry), digest: entry.digest ?? null } : null,
     };
   });
+  return [...own, ...sampled];
 }
 
 // Storage is passed on as given: memo.js and ledger.js read localStorage only when it is absent,
@@ -170,7 +189,7 @@ export function ledgerSpends(receipt, entries, page) {
  * ledger and pins nothing: the answers were sent.
  * @param {{question: number, epsilon: number}[]} receipt
  * @param {Map<number, SpecEntry>} entries
- * @param {{survey: string, title: string, series: string | null, round: number | null}} page
+ * @param {{survey: string, title: string, series: string | null, round: number | null, sampling?: any}} page
  * @param {Storage} [storage]
  */
 export function recordSent(receipt, entries, page, storage) {

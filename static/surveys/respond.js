@@ -22,6 +22,7 @@ import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
 import { capCheck, readCap, readLedger } from "../ldp/ledger.js";
 import { buildReport, changedPins, memoSpend, recordSent } from "../ldp/report.js";
+import { unsampledQuestions } from "../ldp/sampling.js";
 import { MAX_TEXT_LENGTH, normalizeText } from "../ldp/text.js";
 import { directReports } from "./direct.js";
 import { refusalReason } from "./promise.js";
@@ -57,6 +58,10 @@ function setUp(form) {
       .map(([question, rules]) => [Number(question), rules.show_if]),
   );
   const sources = new Set([...conditions.values()].map((c) => Number(c.question)));
+  // Question sampling (static/ldp/sampling.js): the pooled questions this respondent is not asked,
+  // drawn here, never sent; each sends a fake answer's report like a question not shown.
+  const promised = JSON.parse(document.getElementById("murmur-promise")?.textContent || "{}");
+  const unsampled = unsampledQuestions(promised.sampling, cryptoRandomSource());
   const visibleQuestions = () => {
     const answers = new Map(
       fieldsets.map((f) => {
@@ -64,7 +69,7 @@ function setUp(form) {
         return [Number(f.dataset.questionId), answer && !("refused" in answer) ? answer : null];
       }),
     );
-    return shownQuestions(order, conditions, answers);
+    return shownQuestions(order, conditions, answers).filter((question) => !unsampled.has(question));
   };
   const showQuestions = () => {
     const shown = new Set(visibleQuestions());
@@ -75,7 +80,7 @@ function setUp(form) {
     if (rules && rules.shuffle_options) shuffleOptions(fieldset, Boolean(rules.keep_last));
   }
   shuffleBlocks(fieldsets, logic);
-  if (conditions.size) {
+  if (conditions.size || unsampled.size) {
     showQuestions();
     form.addEventListener("change", showQuestions);
     form.addEventListener("input", showQuestions);
@@ -199,7 +204,7 @@ function setUp(form) {
         submitButton.disabled = false;
         return;
       }
-      if (!data.preview) recordSent(data.receipt, specs, pageOf(form));
+      if (!data.preview) recordSent(data.receipt, specs, { ...pageOf(form), sampling: promised.sampling });
       showReceipt(form, reports, data.receipt);
     } catch {
       showError(errorBox, gettext("Sending failed. Check your connection and try again."));

@@ -19,15 +19,29 @@ from ldp.branching import MAX_CONDITIONS, parse_condition
 from ldp.registry import randomized
 from surveys.kinds import kind_of
 from surveys.models import Question
+from surveys.sampling import pool_of
 
 
 def condition_sources(question: Question, questions: list[Question]) -> list[Question]:
     """The earlier questions whose answer may decide whether ``question`` is shown: plain questions
     (not matrix rows, not asked in a declared pair) of a kind with condition operators."""
     earlier = questions[: [q.pk for q in questions].index(question.pk)]
+    pooled = sampled_ids(question, questions)
     return [
-        q for q in earlier if kind_of(q.kind).condition_operators and q.matrix_id is None and not paired(q, questions)
+        q
+        for q in earlier
+        if kind_of(q.kind).condition_operators
+        and q.matrix_id is None
+        and not paired(q, questions)
+        and q.pk not in pooled
     ]
+
+
+def sampled_ids(question: Question, questions: list[Question]) -> tuple[int, ...]:
+    """The survey's sampled questions (:mod:`surveys.sampling`): none takes or decides a condition, so
+    that being asked depends on the draw alone, or on a condition alone."""
+    pool = pool_of(question.survey, [q.pk for q in questions])
+    return pool.questions if pool is not None else ()
 
 
 def paired(question: Question, questions: list[Question]) -> bool:
@@ -43,6 +57,7 @@ def branchable(question: Question, questions: list[Question]) -> bool:
         and question.pair_first_id is None
         and not paired(question, questions)
         and randomized(question.mechanism)
+        and question.pk not in sampled_ids(question, questions)
     )
 
 

@@ -111,6 +111,9 @@ class Summary:
     """The builder's error when the chosen mechanism does not give this summary."""
     keeps_built_params = False
     """The built mechanism's own parameters (a number's grid, a sketch's shape) are stored with the form's."""
+    samples = False
+    """Its question may be one of a sampled pool (:mod:`surveys.sampling`): a fake answer's report is
+    a uniform option's, which :meth:`sampled_estimates` corrects for."""
 
     def advise(self, data: dict[str, Any], value_range: Any, n: int, recurring: bool) -> tuple[str, dict[str, Any]]:
         """What "Automatic" picks for the builder's data at n expected respondents: (mechanism, its knobs)."""
@@ -129,6 +132,11 @@ class Summary:
 
     def estimates(self, mechanism: Any, tally: ldp.Tally) -> Estimates:
         """The tally's estimates (at least one report)."""
+        raise NotImplementedError
+
+    def sampled_estimates(self, mechanism: Any, tally: ldp.Tally, m: int, q: int) -> Estimates:
+        """The tally's estimates when each respondent really answered the question with chance m / q
+        and sent a fake answer's report otherwise (only where :attr:`samples`)."""
         raise NotImplementedError
 
     def raw_counts(self, mechanism: Any, counts: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ class DirectSummary(SharesSummary):
     name = "direct"
     per_option = True
     choice_reports = False
+    samples = False  # sent only when answered: a sampled question's absence would tell the draw
 
     def enough(self, result: QuestionResult) -> bool:
         return result.n >= SMALL_GROUP

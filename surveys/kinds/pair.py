@@ -79,6 +79,7 @@ class PairSummary(SharesSummary):
     """Shares over the k1 k2 combinations, shown and exported as a cross-tab with both marginals."""
 
     name = "pair"
+    samples = False
 
     def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
         """The cross-tab (heatmap, cells with bands, conditional shares) and both marginals."""

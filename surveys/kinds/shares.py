@@ -18,11 +18,12 @@ from django.utils.translation import gettext_lazy
 
 import ldp
 from ldp.advisor import Z_95, expected_half_width, recommend
-from ldp.estimates import FrequencyEstimate
+from ldp.estimates import FrequencyEstimate, Interval
 from ldp.mechanisms import HadamardResponse, KRandomizedResponse, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
 from ldp.mechanisms.local_hashing import optimal_range_size
 from ldp.mechanisms.subset import optimal_subset_size
+from ldp.sampling import expected_sampled_half_width, sampled_estimate
 from surveys.costs import QuestionCost, cached_figure, respondents_for
 from surveys.kinds.base import (
     BAND_KINDS,
@@ -88,6 +89,7 @@ class SharesSummary(Summary):
     name = "shares"
     per_option = True
     choice_reports = True
+    samples = True
     misfit = gettext_lazy("This estimate needs a mechanism for choices (k-RR, OUE, …), not one for numbers.")
 
     def advise(self, data: dict[str, Any], value_range: Any, n: int, recurring: bool) -> tuple[str, dict[str, Any]]:
@@ -131,6 +133,19 @@ class SharesSummary(Summary):
             consistent=mechanism.consistent_estimate(tally, "auto"),
             expected_half_width=expected_half_width(mechanism, tally.n),
             joint=mechanism.simultaneous_bands(tally),
+        )
+
+    def sampled_estimates(self, mechanism: Any, tally: ldp.Tally, m: int, q: int) -> Estimates:
+        """RS+FD's correction (:func:`ldp.sampling.sampled_estimate`): f = (g - (1 - m/q) / k) / (m/q), its
+        covariance the mixture's divided by (m/q)^2; the consistent shares are its Norm-Sub projection
+        with the unbiased bands cut to [0, 1]."""
+        unbiased = sampled_estimate(mechanism, tally, m, q)
+        low, high = unbiased.confidence_interval(0.95)
+        bands = Interval(np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0))
+        return Estimates(
+            unbiased=unbiased,
+            consistent=unbiased.consistent("norm-sub", bands=bands),
+            expected_half_width=expected_sampled_half_width(mechanism, tally.n, m / q),
         )
 
     def raw_counts(self, mechanism: Any, counts: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from surveys.kinds import (  # noqa: F401  (read here by the results and exports
 from surveys.models import Question, Randomization, Survey
 from surveys.responding import tallies
 from surveys.results import integrity, snapshots
+from surveys.sampling import Pool, pool_of
 
 EstimateKind = Literal["consistent", "unbiased"]
 ESTIMATE_KINDS: tuple[EstimateKind, ...] = ("consistent", "unbiased")
@@ -79,6 +80,8 @@ class QuestionResult:
     """Free text: why the candidates could not be counted (empty: they were, or there are none)."""
     multi: SharesEstimate | None = None
     """Multi-select: each option's share with its bands, and the mean number of options chosen."""
+    sampled: tuple[int, int] | None = None
+    """(m, q): the question was asked of a random m of q respondents' questions (:mod:`surveys.sampling`)."""
 
     @property
     def question_kind(self) -> QuestionKind:
@@ -157,12 +160,21 @@ def compute_estimates(mechanism: Any, tally: ldp.Tally) -> Estimates:
     return summary_of(mechanism.name).estimates(mechanism, tally)
 
 
-def cached_estimates(randomization: Randomization, tally: ldp.Tally, digest: str) -> Estimates:
-    """:func:`compute_estimates`, once per (randomization, tally) across requests and processes."""
-    key = f"murmur:estimates:{ESTIMATES_VERSION}:{randomization_digest(randomization)}:{digest}"
+def cached_estimates(
+    randomization: Randomization, tally: ldp.Tally, digest: str, sampled: tuple[int, int] | None = None
+) -> Estimates:
+    """:func:`compute_estimates`, once per (randomization, tally) across requests and processes; for a
+    question asked of a random m of q (``sampled`` = (m, q), :mod:`surveys.sampling`) the estimates
+    corrected for the fake reports (:meth:`surveys.kinds.base.Summary.sampled_estimates`)."""
+    tag = f":sampled-{sampled[0]}-of-{sampled[1]}" if sampled else ""
+    key = f"murmur:estimates:{ESTIMATES_VERSION}:{randomization_digest(randomization)}:{digest}{tag}"
     estimates = cache.get(key)
     if estimates is None:
-        estimates = compute_estimates(randomization.build_mechanism(), tally)
+        mechanism = randomization.build_mechanism()
+        if sampled and tally.n:
+            estimates = summary_of(mechanism.name).sampled_estimates(mechanism, tally, *sampled)
+        else:
+            estimates = compute_estimates(mechanism, tally)
         cache.set(key, estimates, CACHE_SECONDS)
     return estimates
 
@@ -179,6 +191,8 @@ class SurveyState:
     digests: dict[int, str] = field(default_factory=dict)
     snapshot: snapshots.Snapshot | None = None
     """Where a live read got its tallies: its age and how many responses it lacks (None: read now)."""
+    pool: Pool | None = None
+    """The survey's sampled questions (:mod:`surveys.sampling`): their estimates correct for fakes."""
 
     @classmethod
     def read(
@@ -214,10 +228,16 @@ class SurveyState:
             wanted = {r.pk for versions in by_question.values() for r in versions}
             read = {pk: t for pk, t in snapshot.tallies.items() if pk in wanted}
             digests = {pk: snapshot.digests[pk] for pk in read}
-            return cls(survey, questions, by_question, read, digests, snapshot)
+            return cls(survey, questions, by_question, read, digests, snapshot, pool_of(survey))
         read = tallies.read_tallies(r for versions in by_question.values() for r in versions)
         digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
-        return cls(survey, questions, by_question, read, digests)
+        return cls(survey, questions, by_question, read, digests, pool=pool_of(survey))
+
+    def sampled(self, question: Question) -> tuple[int, int] | None:
+        """(m, q) when the question is asked of a random m of q and its summary corrects for fakes."""
+        if self.pool is None or question.pk not in self.pool:
+            return None
+        return (self.pool.m, self.pool.q) if summary_for(question.kind, question.mechanism).samples else None
 
     @property
     def signature(self) -> str:
@@ -247,7 +267,7 @@ class SurveyState:
     def _result(self, question: Question, randomization: Randomization, earlier: bool) -> QuestionResult:
         mechanism = randomization.build_mechanism()
         tally, digest = self.tallies[randomization.pk], self.digests[randomization.pk]
-        estimates = cached_estimates(randomization, tally, digest)
+        estimates = cached_estimates(randomization, tally, digest, self.sampled(question))
         summary = summary_for(question.kind, randomization.mechanism)
         text, text_error = summary.text_query(randomization, tally, digest, list(question.candidates))
         return QuestionResult(
@@ -269,6 +289,7 @@ class SurveyState:
             text=text,
             text_error=text_error,
             multi=estimates.multi,
+            sampled=self.sampled(question),
         )
 
     def all_results(self) -> list[QuestionResult]:

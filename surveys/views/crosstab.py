@@ -21,6 +21,7 @@ from surveys.responding.ratelimits import rate_limited
 from surveys.results import crosstabs, snapshots
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
+from surveys.sampling import pool_of
 from surveys.views.branching import among_asked_view
 from surveys.views.reading import band_kind, conditional, page_etag
 
@@ -50,6 +51,16 @@ def crosstab_context(
     first, second = context["first"], context["second"] = by_id[first_id], by_id[second_id]
     if first.pk == second.pk:
         context["error"], context["status"] = _("Choose two different questions."), 400
+        return context
+    pool = pool_of(survey, [q.pk for q in state.questions])
+    if pool is not None and (first.pk in pool or second.pk in pool):
+        # Each respondent answers only m of the pool: most reports of a pooled question are fakes,
+        # whose cross with another question's reports says nothing (surveys.sampling).
+        context["error"] = _(
+            "A question asked of only some respondents, drawn at random, cannot be crossed: most of its "
+            "reports are fakes. Its own card has its corrected shares."
+        )
+        context["status"] = 400
         return context
     try:
         crosstab = crosstabs.read_crosstab(state, first, second)

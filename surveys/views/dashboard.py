@@ -32,6 +32,7 @@ from surveys.replica import reads_results
 from surveys.responding import tallies
 from surveys.responding.ratelimits import rate_limited
 from surveys.results import charts, crosstabs, snapshots, trends
+from surveys.results.asked import asked_note
 from surveys.results.cards import cached_chart, matrix_cards, responses_timeline, result_view, short_digest
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
@@ -39,6 +40,12 @@ from surveys.views.crosstab import crosstab_url
 from surveys.views.reading import band_kind, conditional, estimate_kind, page_etag
 
 DASHBOARD = "surveys/results.html"
+
+
+def with_asked(view: dict[str, Any], state: SurveyState) -> dict[str, Any]:
+    """The card's view with its branched question's note (:func:`surveys.results.asked.asked_note`)."""
+    view["asked"] = asked_note(state, view["question"])
+    return view
 
 
 def over_time(survey: Survey, state: SurveyState | None = None) -> tuple[int, str, str]:
@@ -62,7 +69,9 @@ def dashboard_context(
         "survey": survey,
         "kind": kind,
         "bands": bands,
-        "cards": matrix_cards([result_view(r, kind, bands) for r in state.all_results()], kind, bands),
+        "cards": matrix_cards(
+            [with_asked(result_view(r, kind, bands), state) for r in state.all_results()], kind, bands
+        ),
         "responses": responses,
         "responses_chart": responses_chart,
         "signature": state.signature,
@@ -180,7 +189,7 @@ def question_page_context(
     candidates_form: CandidatesForm | None = None,
 ) -> dict[str, Any]:
     """One question's results page; a short-answer question's owner also gets its candidates form."""
-    cards = [result_view(r, kind, bands) for r in state.results(question)]
+    cards = [with_asked(result_view(r, kind, bands), state) for r in state.results(question)]
     card: dict[str, Any] = (
         cards[0] if cards else {"question": question, "result": None, "anchor": f"result-{question.pk}"}
     )

@@ -24,7 +24,7 @@ from ldp import registry
 from surveys import actions
 from surveys.access import get_survey_by_share_slug
 from surveys.kinds import cost_of, summary_of
-from surveys.models import Question, Randomization, Survey, asked_jointly
+from surveys.models import Question, Randomization, Survey, asked_jointly, spent_epsilon
 from surveys.responding.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.responding.receipts import receipt_rows
 from surveys.responding.submissions import (
@@ -35,6 +35,7 @@ from surveys.responding.submissions import (
     survey_for_submission,
 )
 from surveys.responding.writes import do_submit
+from surveys.sampling import pool_of
 from surveys.series import rounds
 from surveys.transparency import spec_digest
 
@@ -164,12 +165,15 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
         {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
         for i in sent
     ]
-    total_epsilon = sum(i.question.epsilon for i in sent)
+    # Of a sampled pool only the m questions really answered spend (surveys.sampling); the browser
+    # draws them from the same block its promise check counts with (static/ldp/sampling.js).
+    pool = pool_of(survey, [i.question.pk for i in sent])
+    total_epsilon = spent_epsilon([i.question for i in sent], pool)
     promise = {
         "total": total_epsilon,
         "cap": survey.epsilon_cap,
         "questions": {str(i.question.pk): question_promise(i.question, i.epsilon_infinity) for i in sent},
-    }
+    } | ({"sampling": pool.as_json()} if pool else {})
     return {
         "items": items,
         "logic": display_logic(items),
@@ -177,6 +181,7 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
         "spec_digest": spec_digest(specs),
         "total_epsilon": total_epsilon,
         "promise": promise,
+        "pool": pool,
     }
 
 

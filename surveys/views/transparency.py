@@ -15,7 +15,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from ldp.sampling import submission_epsilon
 from surveys.access import get_survey_by_share_slug
+from surveys.sampling import pool_of
 from surveys.series.rounds import permanent_epsilon, rounds_of
 from surveys.transparency import survey_record
 
@@ -38,14 +40,24 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for q in record.questions
     ]
+    pool = pool_of(survey, [q.question.pk for q in record.questions])
+    pooled = set(pool.questions) if pool else set()
+    in_force = [q for q in record.questions if any(v.in_force and math.isfinite(v.epsilon) for v in q.versions)]
     context = {
         "survey": survey,
         "round_count": round_count,
         "rows": rows,
         "digest": record.digest,
-        # Questions asked directly (epsilon infinite) are not randomized: listed as such, not summed.
-        "total_epsilon": sum(
-            v.epsilon for q in record.questions for v in q.versions if v.in_force and math.isfinite(v.epsilon)
+        # Questions asked directly (epsilon infinite) are not randomized: listed as such, not summed;
+        # of a sampled pool only the m largest count (surveys.sampling).
+        "total_epsilon": submission_epsilon(
+            [v.epsilon for q in in_force if q.question.pk not in pooled for v in q.versions if v.in_force],
+            [v.epsilon for q in in_force if q.question.pk in pooled for v in q.versions if v.in_force],
+            min(pool.m, len(pooled)) if pool else 1,
+        ),
+        "pool": pool,
+        "pooled_epsilon": max(
+            (v.epsilon for q in in_force if q.question.pk in pooled for v in q.versions if v.in_force), default=None
         ),
     }
     return render(request, "surveys/transparency.html", context)

@@ -127,3 +127,32 @@ def assert_only_the_ledger_is_stored(page) -> str:
     text = storage["local"]["murmur-epsilon-ledger-v1"]
     assert all(set(entry) == LEDGER_FIELDS for entry in json.loads(text))
     return text
+
+
+def log_in(page, base: str, username: str) -> None:
+    """Sign in through the login page as ``username`` (tests.base.PASSWORD) and wait for the home page."""
+    from django.urls import reverse
+
+    from tests.base import PASSWORD
+
+    page.goto(f"{base}{reverse('login')}")
+    page.fill("[name=username]", username)
+    page.fill("[name=password]", PASSWORD)
+    page.click("main form[action$='/login/'] button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def open_answer_page(browser, live_server, survey):
+    """A fresh context on the survey's answer page: (context, page, page errors, POST bodies), the last two
+    filled as they happen."""
+    from django.urls import reverse
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    bodies: list[str] = []
+    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
+    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    return context, page, errors, bodies

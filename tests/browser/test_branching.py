@@ -15,8 +15,8 @@ import pytest
 from django.urls import reverse
 
 from surveys import actions
-from tests.base import PASSWORD, make_question, make_survey, make_user
-from tests.browser.conftest import assert_only_the_ledger_is_stored
+from tests.base import make_question, make_survey, make_user
+from tests.browser.conftest import assert_only_the_ledger_is_stored, log_in, open_answer_page
 
 LABELS = {
     1: ["Yes-Kestrel", "No-Plover"],
@@ -42,14 +42,7 @@ PATHS = [(0, 2, 1), (0, None, 0), (1, None, 2), (1, 1, 2)]
 
 
 def answer_along(browser, live_server, survey, path):
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    bodies: list[str] = []
-    page.on("request", lambda r: r.method == "POST" and bodies.append(r.post_data or ""))
-    page.goto(f"{live_server.url}{reverse('respond', args=[survey.slug])}")
+    context, page, errors, bodies = open_answer_page(browser, live_server, survey)
     fieldsets = page.locator("fieldset[data-question-id]")
     first, second, third = path
     fieldsets.nth(0).locator(f"[data-option-index='{first}']").check()
@@ -111,11 +104,7 @@ def test_the_condition_editor_and_path_preview_pass_axe_at_390_px(live_server, b
     page = context.new_page()
     page.set_default_timeout(15_000)
     base = live_server.url
-    page.goto(f"{base}{reverse('login')}")
-    page.fill("[name=username]", "olga")
-    page.fill("[name=password]", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{base}/")
+    log_in(page, base, "olga")
     page.goto(f"{base}{reverse('survey_detail', args=[survey.pk])}")
     assert page.locator("[data-path]").count() == 2
     assert AXE.exists()

@@ -11,16 +11,9 @@ from django.urls import reverse
 from surveys.models import AuditEntry, Membership, Workspace, WorkspaceInvitation
 from surveys.teams import audit
 from surveys.teams.models import Role, hash_token
-from tests.base import PASSWORD, make_open_survey, make_user
+from tests.base import make_open_survey, make_user
+from tests.browser.conftest import log_in
 from tests.browser.test_walkthrough import AXE, WIDTHS, Checker
-
-
-def log_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}{reverse('login')}")
-    page.fill("[name=username]", username)
-    page.fill("[name=password]", PASSWORD)
-    page.click("main form[action$='/login/'] button[type=submit]")
-    page.wait_for_url(f"{base}/")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

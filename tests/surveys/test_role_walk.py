@@ -53,7 +53,7 @@ EDIT = {
     "question_edit", "question_delete", "question_move", "pair_add", "matrix_add", "matrix_move",
     "matrix_edit", "matrix_delete", "question_candidates", "survey_power",
     "webhooks", "webhook_test", "webhook_toggle", "webhook_delete",
-    "budget_preview", "budget_save", "question_logic", "question_preset",
+    "budget_preview", "budget_save", "question_logic", "question_preset", "survey_sampling",
 }  # fmt: skip
 #: Workspace pages: what the member's role must grant (staff get nothing from being staff).
 WORKSPACE = {
