@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from ldp.memo import memo_flip
 from surveys import accounts, budget
 from surveys.forms.question import rebuilt
+from surveys.languages import pair_options, translation_problems
 from surveys.logic import remapped
 from surveys.models import (
     Matrix,
@@ -89,11 +90,6 @@ def do_save_settings(form: Any) -> Survey:
     survey: Survey = form.save()
     replan_budget(survey)
     return survey
-
-
-def pair_options(first: Question, second: Question) -> list[str]:
-    """A declared pair's k1 k2 options, in the order of its one answer first * k2 + second."""
-    return [f"{a} × {b}" for a in first.options for b in second.options]
 
 
 @transaction.atomic
@@ -382,6 +378,7 @@ def open_problems(survey: Survey) -> list[str]:
         and Survey.objects.filter(series_id=survey.series_id, round_number__gt=survey.round_number or 0).exists()
     ):
         problems.append(_("A later round of this survey exists: only the latest round can be open."))
+    problems.extend(translation_problems(survey))
     return problems
 
 

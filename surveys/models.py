@@ -569,3 +569,4 @@ from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E40
 from surveys.jobs.records import Job  # noqa: E402, F401
 from surveys.responding.versions import SurveyVersion  # noqa: E402, F401
 from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401
+from surveys.translations import SurveyLanguage, Translation  # noqa: E402, F401  (a survey's languages)
