@@ -362,3 +362,21 @@ def test_a_declared_pair_and_a_matrix_read_in_the_language(client, organizer):
     languages.localize(None, [pair], "en")
     assert pair.options[0] == "EN 예 × EN 예"
     assert Matrix.objects.get(survey=survey).title == "평가"
+
+
+def test_the_demo_has_a_bilingual_survey_with_pooled_reports(client, db):
+    from surveys.demo import BILINGUAL, DEMO_RESPONDENTS, load_demo
+    from surveys.results.estimates import SurveyState
+
+    loaded = load_demo()
+    survey = next(s for s, _ in loaded if s.title == BILINGUAL.title)
+    survey.refresh_from_db()
+    assert survey.workspace is not None and survey.workspace.memberships.count() == 2
+    assert languages.offered_languages(survey) == ["ko", "en"]
+    assert actions.open_problems(survey) == []
+    english_page = page(client, survey, HTTP_ACCEPT_LANGUAGE="en").text
+    assert "Team mood survey (demo, Korean and English)" in english_page
+    assert "How satisfied are you with your team?" in english_page
+    state = SurveyState.read(survey)
+    assert {r.n for q in state.questions for r in state.results(q) if r.n} == {DEMO_RESPONDENTS}
+    assert [s for s, created in load_demo() if created] == []  # loads once
