@@ -84,6 +84,8 @@ def source_strings(survey: Survey, questions: list[Question] | None = None) -> l
     found = [SourceString("survey:title", gettext_lazy("Title"), survey.title)]
     if survey.description:
         found.append(SourceString("survey:description", gettext_lazy("Description"), survey.description))
+    if survey.thank_you:
+        found.append(SourceString("survey:thank_you", gettext_lazy("Thank-you message"), survey.thank_you))
     matrices: set[int] = set()
     for number, question in enumerate(questions, start=1):
         if question.matrix_id is not None and question.matrix_id not in matrices:
@@ -297,6 +299,7 @@ def localize(survey: Survey | None, questions: Iterable[Question], language: str
     if survey is not None:
         survey.title = texts.get("survey:title", survey.title)
         survey.description = texts.get("survey:description", survey.description)
+        survey.thank_you = texts.get("survey:thank_you", survey.thank_you)
     questions = list(questions)
     for question in questions:
         _localize_question(question, texts)

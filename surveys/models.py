@@ -145,6 +145,11 @@ class Survey(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="surveys")
     title = models.CharField(_("title"), max_length=200)
     description = models.TextField(_("description"), blank=True)
+    thank_you = models.TextField(
+        _("thank-you message"),
+        blank=True,
+        help_text=_("Shown to respondents once their answers are sent (empty: Murmur's own thanks only)."),
+    )
     slug = models.CharField(max_length=32, unique=True, default=new_slug, editable=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     epsilon_cap = models.FloatField(

@@ -48,7 +48,7 @@ class TranslationForm(forms.Form):
         self.strings = strings
         for string in strings:
             kind = string.key.rsplit(":", 2)[-2] if ":option:" in string.key else string.key.rsplit(":", 1)[-1]
-            long_text = string.key == "survey:description"
+            long_text = string.key in ("survey:description", "survey:thank_you")
             field = forms.CharField(
                 label=string.label,
                 required=False,

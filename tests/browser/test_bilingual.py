@@ -37,7 +37,11 @@ TITLES = {"ko": "주간 근무 설문", "en": "EN 주간 근무 설문"}
 def survey(db, settings):
     settings.RATE_LIMITS_ENABLED = False  # hundreds of submissions from one address
     survey = make_survey(
-        make_user("민아"), title=TITLES["ko"], description="매주 묻습니다.", allow_repeat_responses=True
+        make_user("민아"),
+        title=TITLES["ko"],
+        description="매주 묻습니다.",
+        thank_you="고맙습니다.",
+        allow_repeat_responses=True,
     )
     make_question(survey, text="이번 주 기분은?", options=["좋음", "보통", "나쁨"], mechanism="krr", epsilon=1.0)
     make_question(survey, text="야근했나요?", kind="yes_no", options=["예", "아니요"], mechanism="oue", epsilon=1.0)
@@ -228,6 +232,7 @@ def test_every_respondent_page_passes_axe_in_both_languages(live_server, browser
     page.click("[data-submit]")
     finish(page, language)
     checked["receipt"] = axe_violations(page)
+    assert page.locator("[data-thank-you]").inner_text() == ("EN 고맙습니다." if language == "en" else "고맙습니다.")
     receipt = page.locator("[data-receipt-rows]").inner_text()
     assert (TITLES["en"] not in receipt) and (("EN 이번 주 기분은?" in receipt) is (language == "en"))
     if language == "ko":

@@ -30,7 +30,9 @@ from tests.languages import english, make_bilingual
 
 
 def korean_survey(owner, **fields):
-    survey = make_survey(owner, title="팀 분위기", description="솔직하게 답해 주세요.", **fields)
+    survey = make_survey(
+        owner, title="팀 분위기", description="솔직하게 답해 주세요.", thank_you="고맙습니다.", **fields
+    )
     make_question(survey, text="기분이 어떤가요?", options=["좋음", "보통", "나쁨"])
     make_question(
         survey,
@@ -85,6 +87,7 @@ def test_every_string_a_respondent_reads_is_keyed_stably(organizer):
     assert keys == [
         "survey:title",
         "survey:description",
+        "survey:thank_you",
         f"q:{first.pk}:text",
         *(f"q:{first.pk}:option:{i}" for i in range(3)),
         f"q:{rating.pk}:text",
@@ -113,7 +116,7 @@ def test_a_missing_translation_refuses_to_open_naming_language_and_strings(organ
     languages.do_save_translations(survey, "en", {"survey:title": "Team mood", f"q:{question.pk}:text": "How are you?"})
     with pytest.raises(actions.LifecycleError) as refused:
         actions.do_open_survey(survey)
-    assert "English: 7 strings not translated (Description, Question 1: option 1, Question 1: option 2, …)" in str(
+    assert "English: 8 strings not translated (Description, Thank-you message, Question 1: option 1, …)" in str(
         refused.value
     )
     survey.refresh_from_db()
@@ -165,8 +168,8 @@ def test_the_builder_adds_a_language_and_translates_side_by_side(organizer_clien
     assert response["Location"] == reverse("survey_translations", args=[survey.pk, "en"])
     assert list(SurveyLanguage.objects.values_list("code", "is_base")) == [("ko", True), ("en", False)]
     page = organizer_client.get(response["Location"]).text
-    assert "팀 분위기" in page and "9 strings are not translated yet." in page
-    assert page.count('data-state="missing"') == 9
+    assert "팀 분위기" in page and "10 strings are not translated yet." in page
+    assert page.count('data-state="missing"') == 10
     assert 'lang="en"' in page
     strings = languages.source_strings(survey)
     response = organizer_client.post(response["Location"], {s.key: english(s.text) for s in strings})
@@ -232,7 +235,7 @@ def test_the_switcher_links_every_language_and_marks_the_current(client, bilingu
     assert f'data-submit-url="{reverse("submit", args=[bilingual.slug])}?lang=en"' in text
     assert f'{reverse("transparency", args=[bilingual.slug])}?lang=en"' in text
     assert f'{reverse("javascript-catalog")}?lang=en"' in text
-    assert "EN 좋음" in text and "EN 전혀" in text
+    assert "EN 좋음" in text and "EN 전혀" in text and "EN 고맙습니다." in text
 
 
 def test_a_one_language_survey_keeps_the_sites_switcher(client, organizer):
