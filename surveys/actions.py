@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from ldp.memo import memo_flip
 from surveys import accounts, budget
 from surveys.forms.question import rebuilt
-from surveys.languages import pair_options, translation_problems
+from surveys.languages import copy_languages, pair_options, translation_problems
 from surveys.logic import remapped
 from surveys.models import (
     Matrix,
@@ -297,7 +297,12 @@ def copy_survey(survey: Survey, *, same_series: bool, **fields: Any) -> Survey:
     for name, value in fields.items():
         setattr(copy, name, value)
     copy.save()
-    copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda question: ""))
+    originals = list(survey.questions.values_list("pk", "matrix_id"))
+    copies = copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda q: ""))
+    pairs = list(zip(originals, copies, strict=True))
+    copy_languages(
+        survey, copy, {old: new.pk for (old, _), new in pairs}, {m: new.matrix_id for (_, m), new in pairs if m}
+    )
     return copy
 
 

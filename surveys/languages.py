@@ -333,6 +333,33 @@ def _localize_question(question: Question, texts: dict[str, str]) -> None:
 # -- writes ------------------------------------------------------------------------------------
 
 
+def copy_languages(source: Survey, target: Survey, questions: dict[int, int], matrices: dict[int, int]) -> None:
+    """The source's languages and translations on its copy (a duplicate, a next round), re-keyed to the
+    copy's question and matrix ids (``questions``, ``matrices``: old id to new)."""
+    rows = list(SurveyLanguage.objects.filter(survey=source))
+    if not rows:
+        return
+    SurveyLanguage.objects.bulk_create(SurveyLanguage(survey=target, code=r.code, is_base=r.is_base) for r in rows)
+    ids = {"q": questions, "m": matrices}
+
+    def rekeyed(key: str) -> str | None:
+        prefix, _colon, rest = key.partition(":")
+        if prefix not in ids:
+            return key
+        old, _colon, tail = rest.partition(":")
+        new = ids[prefix].get(int(old))
+        return None if new is None else f"{prefix}:{new}:{tail}"
+
+    copies = []
+    for t in Translation.objects.filter(survey=source):
+        key = rekeyed(t.key)
+        if key is not None:
+            copies.append(
+                Translation(survey=target, language=t.language, key=key, text=t.text, source_hash=t.source_hash)
+            )
+    Translation.objects.bulk_create(copies)
+
+
 @transaction.atomic
 def do_add_language(survey: Survey, code: str, base: str) -> None:
     """Offer the survey in ``code`` too; the first language added also sets its ``base``."""

@@ -383,3 +383,19 @@ def test_the_demo_has_a_bilingual_survey_with_pooled_reports(client, db):
     state = SurveyState.read(survey)
     assert {r.n for q in state.questions for r in state.results(q) if r.n} == {DEMO_RESPONDENTS}
     assert [s for s, created in load_demo() if created] == []  # loads once
+
+
+def test_a_duplicate_keeps_the_languages_and_translations(organizer):
+    survey = korean_survey(organizer)
+    actions.do_add_matrix(survey, "평가", [matrix_item("소통", ["좋음", "나쁨"])])
+    make_bilingual(survey)
+    copy = actions.do_duplicate_survey(survey)
+    assert list(copy.languages.values_list("code", "is_base")) == [("ko", True), ("en", False)]
+    # the copy's title ("Copy of ...") is new: its translation is outdated, the rest carries over
+    assert actions.open_problems(copy) == ["English: 1 translation outdated by a later edit (Title)."]
+    keys = {s.key for s in languages.source_strings(copy)}
+    assert set(copy.translations.values_list("key", flat=True)) == keys
+    questions = list(copy.questions.all())
+    languages.localize(copy, questions, "en")
+    assert [q.text for q in questions] == ["EN 기분이 어떤가요?", "EN 추천하시겠어요?", "EN 소통"]
+    assert questions[2].options == ["EN 좋음", "EN 나쁨"] and questions[2].matrix.title == "EN 평가"
