@@ -301,7 +301,10 @@ def copy_survey(survey: Survey, *, same_series: bool, **fields: Any) -> Survey:
     copies = copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda q: ""))
     pairs = list(zip(originals, copies, strict=True))
     copy_languages(
-        survey, copy, {old: new.pk for (old, _), new in pairs}, {m: new.matrix_id for (_, m), new in pairs if m}
+        survey,
+        copy,
+        {old: new.pk for (old, _), new in pairs},
+        {m: new.matrix_id for (_, m), new in pairs if m and new.matrix_id},
     )
     return copy
 
