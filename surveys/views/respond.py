@@ -289,8 +289,10 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         do_submit(survey, parsed.nonce, reports, has_responded(request, survey), parsed.invitation)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
-    # The receipt in the language the page was read in (its submit URL's ?lang=, never the body, never stored).
-    reading = languages.reading(request, survey)
+    # The receipt in the language the page was read in (its submit URL's ?lang=, never the body, never stored);
+    # a one-language survey's page sends none, and costs no query more.
+    asked = languages.LANGUAGE_PARAMETER in request.GET
+    reading = languages.reading(request, survey) if asked else languages.Reading(None, [])
     if reading.language is not None:  # copies: the questions of parsed reports are cached per process
         reports = [replace(r, question=copy.copy(r.question)) for r in reports]
         languages.localize(None, [r.question for r in reports], reading.language)
