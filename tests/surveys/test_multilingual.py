@@ -399,3 +399,18 @@ def test_a_duplicate_keeps_the_languages_and_translations(organizer):
     languages.localize(copy, questions, "en")
     assert [q.text for q in questions] == ["EN 기분이 어떤가요?", "EN 추천하시겠어요?", "EN 소통"]
     assert questions[2].options == ["EN 좋음", "EN 나쁨"] and questions[2].matrix.title == "EN 평가"
+
+
+def test_the_apis_open_route_refuses_a_missing_translation_too(client, organizer):
+    from tests.surveys.test_api import call, make_token
+
+    survey = korean_survey(organizer)
+    languages.do_add_language(survey, "en", "ko")
+    token = make_token(organizer)
+    response = call(client, token, "post", f"/api/v1/surveys/{survey.pk}/open")
+    assert response.status_code in (400, 409, 422), response.content
+    assert "English: 10 strings not translated" in response.content.decode()
+    survey.refresh_from_db()
+    assert survey.status == "draft"
+    make_bilingual_rest(survey)
+    assert call(client, token, "post", f"/api/v1/surveys/{survey.pk}/open").status_code == 200
