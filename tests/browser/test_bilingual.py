@@ -135,6 +135,8 @@ def copy_into_one_language(survey: Survey) -> Survey:
     """A one-language survey with the same questions and randomizations, holding the same reports."""
     with transaction.atomic():
         copy = actions.copy_survey(survey, same_series=False, title="One language")
+        languages.do_remove_language(copy, "en")  # a copy keeps the languages: this one has only Korean
+    assert not languages.statuses(copy)
     actions.do_open_survey(copy)
     originals, copies = list(survey.questions.all()), list(copy.questions.all())
     submissions = list(Submission.objects.filter(survey=survey).order_by("id"))
@@ -150,7 +152,6 @@ def copy_into_one_language(survey: Survey) -> Survey:
                 for r, p in zip(reports, packed, strict=True)
             )
             add_to_tally(randomization, packed)
-    assert not languages.statuses(copy)
     return copy
 
 
