@@ -254,12 +254,12 @@ def test_every_respondent_page_passes_axe_in_both_languages(live_server, browser
     page.goto(base + page.locator("[data-transparency-link]").get_attribute("href"))
     assert ("EN 이번 주 기분은?" in page.content()) is (language == "en")
     checked["transparency"] = axe_violations(page)
-    # the other language through the switcher, by keyboard
-    page.goto(f"{base}{reverse('respond', args=[survey.slug])}")
+    # the other language through the switcher, by keyboard, keeping an invitation's #fragment
+    page.goto(f"{base}{reverse('respond', args=[survey.slug])}#invite=a-token")
     other = "en" if language == "ko" else "ko"
     page.locator(f"a[data-survey-language][lang={other}]").focus()
     page.keyboard.press("Enter")
-    page.wait_for_url(f"**?lang={other}")
+    page.wait_for_url(f"**?lang={other}#invite=a-token")
     assert page.locator("h1").inner_text() == TITLES[other]
     assert page.evaluate("document.documentElement.lang") == other
     checked["switched"] = axe_violations(page)
