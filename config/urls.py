@@ -3,13 +3,12 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.i18n import JavaScriptCatalog
 
 from surveys.accounts import LocalizedPasswordResetForm
 from surveys.api import api
 from surveys.responding.ratelimits import rate_limited
 from surveys.teams import oidc
-from surveys.views import health
+from surveys.views import health, respond
 
 urlpatterns = [
     # Probes for load balancers (surveys/views/health.py): no login, no rate limit, no survey data.
@@ -37,7 +36,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     # The browser's translations (our djangojs catalog only, not the admin's) as a same-origin script
     # defining gettext().
-    path("jsi18n/", JavaScriptCatalog.as_view(packages=["surveys"]), name="javascript-catalog"),
+    path("jsi18n/", respond.javascript_catalog, name="javascript-catalog"),
     # The organizer API (surveys/api/, docs/api.md): its schema at /api/v1/openapi.json.
     path("api/v1/", api.urls),
     path("", include("surveys.urls")),

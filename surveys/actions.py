@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from ldp.memo import memo_flip
 from surveys import accounts, budget
 from surveys.forms.question import rebuilt
+from surveys.languages import copy_languages, pair_options, translation_problems
 from surveys.logic import remapped
 from surveys.models import (
     Matrix,
@@ -90,11 +91,6 @@ def do_save_settings(form: Any) -> Survey:
     survey: Survey = form.save()
     replan_budget(survey)
     return survey
-
-
-def pair_options(first: Question, second: Question) -> list[str]:
-    """A declared pair's k1 k2 options, in the order of its one answer first * k2 + second."""
-    return [f"{a} × {b}" for a in first.options for b in second.options]
 
 
 @transaction.atomic
@@ -302,7 +298,15 @@ def copy_survey(survey: Survey, *, same_series: bool, **fields: Any) -> Survey:
     for name, value in fields.items():
         setattr(copy, name, value)
     copy.save()
-    copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda question: ""))
+    originals = list(survey.questions.values_list("pk", "matrix_id"))
+    copies = copy_questions(survey, copy, (lambda question: question.memo_key) if same_series else (lambda q: ""))
+    pairs = list(zip(originals, copies, strict=True))
+    copy_languages(
+        survey,
+        copy,
+        {old: new.pk for (old, _), new in pairs},
+        {m: new.matrix_id for (_, m), new in pairs if m and new.matrix_id},
+    )
     return copy
 
 
@@ -387,6 +391,7 @@ def open_problems(survey: Survey) -> list[str]:
         and Survey.objects.filter(series_id=survey.series_id, round_number__gt=survey.round_number or 0).exists()
     ):
         problems.append(_("A later round of this survey exists: only the latest round can be open."))
+    problems.extend(translation_problems(survey))
     return problems
 
 

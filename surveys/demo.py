@@ -6,12 +6,14 @@ three choice questions, a number question (hours, Hybrid), a 0-10 rating (NPS, k
 matrix (three items on a three-point scale), a short answer (free text, Count Mean Sketch) with
 candidate answers to count, and a multi-select question (choose up to three, padding-and-sampling
 with k-RR). The first two questions (satisfaction, and whether one considered leaving) are a
-declared pair: randomized together, so the dashboard shows their cross-tab.
+declared pair: randomized together, so the dashboard shows their cross-tab. A third survey has the
+Korean one's shape in both languages (Korean its base, English offered; :data:`BILINGUAL`): its
+respondents, whichever language they read, pool into one tally per question.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,7 +24,7 @@ from django.db import transaction
 from ldp.numeric import make_numeric_mechanism
 from ldp.text import normalize_text
 from ldp.textreports import make_text_mechanism
-from surveys import actions
+from surveys import actions, languages
 from surveys.kinds import kind_of
 from surveys.models import Report, Survey
 from surveys.responding.writes import add_to_tally, record_submissions
@@ -206,6 +208,15 @@ KOREAN = DemoSurvey(
 DEMO_SURVEYS = [ENGLISH, KOREAN]
 DEMO_TITLE = ENGLISH.title
 
+#: One survey in two languages: the Korean survey's shape and truths, written in Korean (its base) and
+#: offered in English, worded as the English survey; its respondents pool into one tally per question.
+BILINGUAL = replace(KOREAN, title="우리 팀 분위기 조사 (데모, 한국어와 영어)", seed=2028)
+BILINGUAL_ENGLISH = {
+    "survey:title": "Team mood survey (demo, Korean and English)",
+    "survey:description": "A short team mood survey in Korean and English: both languages share one "
+    "randomization and one tally per question.",
+}
+
 
 @transaction.atomic
 def load_demo() -> list[tuple[Survey, bool]]:
@@ -216,30 +227,42 @@ def load_demo() -> list[tuple[Survey, bool]]:
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
     loaded = []
-    for demo in DEMO_SURVEYS:
+    for demo in [*DEMO_SURVEYS, BILINGUAL]:
         existing = Survey.objects.filter(owner=user, title=demo.title).first()
         if existing is not None:
             loaded.append((existing, False))
             continue
-        survey = Survey.objects.create(
-            owner=user,
-            title=demo.title,
-            description=demo.description,
-            expected_respondents=500,
-            epsilon_cap=11.5,
-        )
-        added = [actions.do_add_question(survey, question) for question in demo.questions[:5]]
-        items = [{**MATRIX_ITEM, "text": item, "options": demo.matrix.options} for item in demo.matrix.items]
-        actions.do_add_matrix(survey, demo.matrix.title, items)
-        for question in demo.questions[5:]:
-            actions.do_add_question(survey, question)
-        pair = {**PAIR, "text": f"{added[0].text} × {added[1].text}"}
-        actions.do_declare_pair(added[0], added[1], pair)
-        actions.do_open_survey(survey)
-        simulate_responses(survey, demo, DEMO_RESPONDENTS, seed=demo.seed)
+        survey = _create_demo(user, demo, english=loaded[0][0] if demo is BILINGUAL else None)
         loaded.append((survey, True))
     load_demo_workspace(user, DEMO_PASSWORD, [survey for survey, _ in loaded])  # two members: owner, viewer
     return loaded
+
+
+def _create_demo(user: Any, demo: DemoSurvey, english: Survey | None) -> Survey:
+    """One open demo survey with its simulated reports; with ``english``, also offered in English,
+    worded as that survey of the same shape (:data:`BILINGUAL`)."""
+    survey = Survey.objects.create(
+        owner=user,
+        title=demo.title,
+        description=demo.description,
+        expected_respondents=500,
+        epsilon_cap=11.5,
+    )
+    added = [actions.do_add_question(survey, question) for question in demo.questions[:5]]
+    items = [{**MATRIX_ITEM, "text": item, "options": demo.matrix.options} for item in demo.matrix.items]
+    actions.do_add_matrix(survey, demo.matrix.title, items)
+    for question in demo.questions[5:]:
+        actions.do_add_question(survey, question)
+    pair = {**PAIR, "text": f"{added[0].text} × {added[1].text}"}
+    actions.do_declare_pair(added[0], added[1], pair)
+    if english is not None:
+        ours, theirs = languages.source_strings(survey), languages.source_strings(english)
+        languages.do_add_language(survey, "en", "ko")
+        texts = {mine.key: other.text for mine, other in zip(ours, theirs, strict=True)}
+        languages.do_save_translations(survey, "en", texts | BILINGUAL_ENGLISH)
+    actions.do_open_survey(survey)
+    simulate_responses(survey, demo, DEMO_RESPONDENTS, seed=demo.seed)
+    return survey
 
 
 def demo_truths(survey: Survey, demo: DemoSurvey) -> list[tuple[Any, Any]]:

@@ -120,6 +120,11 @@ class Survey(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="surveys")
     title = models.CharField(_("title"), max_length=200)
     description = models.TextField(_("description"), blank=True)
+    thank_you = models.TextField(
+        _("thank-you message"),
+        blank=True,
+        help_text=_("Shown to respondents once their answers are sent (empty: Murmur's own thanks only)."),
+    )
     slug = models.CharField(max_length=32, unique=True, default=new_slug, editable=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     epsilon_cap = models.FloatField(
@@ -505,3 +510,4 @@ from surveys.jobs.records import Job  # noqa: E402, F401
 from surveys.responding.versions import SurveyVersion  # noqa: E402, F401
 from surveys.sampling import QuestionSample, pool_of  # noqa: E402, F401  (question sampling, RS+FD)
 from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401
+from surveys.translations import SurveyLanguage, Translation  # noqa: E402, F401  (a survey's languages)

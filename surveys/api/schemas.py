@@ -29,6 +29,7 @@ class Pending(Schema):
 class SurveyIn(Schema):
     title: str
     description: str = ""
+    thank_you: str = ""
     expected_respondents: int = 1000
     epsilon_cap: float | None = 5.0
     closes_at: datetime | None = None
@@ -41,6 +42,7 @@ class SurveyIn(Schema):
 class SurveyPatch(Schema):
     title: str | None = None
     description: str | None = None
+    thank_you: str | None = None
     expected_respondents: int | None = None
     epsilon_cap: float | None = None
     closes_at: datetime | None = None
@@ -54,6 +56,7 @@ class SurveyOut(Schema):
     id: int
     title: str
     description: str
+    thank_you: str
     status: Literal["draft", "open", "closed"]
     expected_respondents: int
     epsilon_cap: float | None

@@ -26,6 +26,7 @@ class SurveyForm(forms.ModelForm):
         fields = [
             "title",
             "description",
+            "thank_you",
             "expected_respondents",
             "epsilon_cap",
             "closes_at",
@@ -36,6 +37,7 @@ class SurveyForm(forms.ModelForm):
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
+            "thank_you": forms.Textarea(attrs={"rows": 2}),
             "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         }
 

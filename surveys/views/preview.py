@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from surveys import languages
 from surveys.access import get_survey_for_owner
 from surveys.models import Randomization, Survey, asked_jointly
 from surveys.responding.receipts import receipt_rows
@@ -49,7 +50,10 @@ def survey_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     randomizations = preview_randomizations(survey)
     items = assemble_items(survey, lambda question: randomizations[question.pk])
+    reading = languages.reading(request, survey)
+    languages.localize(survey, [item.question for item in items], reading.language)
     context = {
+        "reading": reading,
         "survey": survey,
         "preview": True,
         "accepting": bool(items),
@@ -57,7 +61,7 @@ def survey_preview(request: HttpRequest, survey_id: int) -> HttpResponse:
         **specs_context(survey, items),
         "token": "preview",
     }
-    return render(request, "surveys/respond.html", context)
+    return languages.render_in(reading, lambda: render(request, "surveys/respond.html", context))
 
 
 @login_required
@@ -75,5 +79,8 @@ def preview_check(request: HttpRequest, survey_id: int) -> HttpResponse:
         return JsonResponse({"error": _("The submission is not valid JSON.")}, status=400)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
-    receipt = receipt_rows(reports, version=PREVIEW_VERSION)
-    return JsonResponse({"receipt": receipt, "preview": True})
+    reading = languages.reading(request, survey)
+    languages.localize(None, [r.question for r in reports], reading.language)
+    return languages.render_in(
+        reading, lambda: JsonResponse({"receipt": receipt_rows(reports, version=PREVIEW_VERSION), "preview": True})
+    )

@@ -7,6 +7,7 @@ all, and answers every refusal with a 4xx status and a sentence saying why.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,13 +16,17 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.signing import BadSignature
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
+from django.views.i18n import JavaScriptCatalog
 
 from ldp import registry
-from surveys import actions
+from surveys import actions, languages
 from surveys.access import get_survey_by_share_slug
 from surveys.kinds import cost_of, summary_of
 from surveys.models import Question, Randomization, Survey, asked_jointly, spent_epsilon
@@ -256,7 +261,12 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
     accepting = survey.accepting_responses()
     blocked = not survey.allow_repeat_responses and has_responded(request, survey)
     items = answer_items(survey) if accepting and not blocked else []
+    # Text only: specs, digest and the body respond.js posts are the same in every language.
+    reading = languages.reading(request, survey)
+    languages.localize(survey, [item.question for item in items], reading.language)
     context = {
+        "reading": reading,
+        "transparency_url": reverse("transparency", args=[survey.slug]) + reading.query,
         "survey": survey,
         "accepting": accepting,
         "already_responded": blocked,
@@ -265,7 +275,7 @@ def respond(request: HttpRequest, slug: str) -> HttpResponse:
         "invitations_used": bool(items) and (survey.invite_only or survey.invitations.exists()),
         "current_round": None if accepting else rounds.current_round(survey),
     }
-    return render(request, "surveys/respond.html", context)
+    return languages.render_in(reading, lambda: render(request, "surveys/respond.html", context))
 
 
 @require_POST
@@ -284,8 +294,14 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         do_submit(survey, parsed.nonce, reports, has_responded(request, survey), parsed.invitation)
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
-    receipt = receipt_rows(reports)
-    response = JsonResponse({"receipt": receipt}, status=201)
+    # The receipt in the language the page was read in (its submit URL's ?lang=, never the body, never stored);
+    # a one-language survey's page sends none, and costs no query more.
+    asked = languages.LANGUAGE_PARAMETER in request.GET
+    reading = languages.reading(request, survey) if asked else languages.Reading(None, [])
+    if reading.language is not None:  # copies: the questions of parsed reports are cached per process
+        reports = [replace(r, question=copy.copy(r.question)) for r in reports]
+        languages.localize(None, [r.question for r in reports], reading.language)
+    response = languages.render_in(reading, lambda: JsonResponse({"receipt": receipt_rows(reports)}, status=201))
     response.set_signed_cookie(
         RESPONDED_COOKIE.format(pk=survey.pk),
         "1",
@@ -305,3 +321,15 @@ def read_json_body(request: HttpRequest) -> bytes:
         return request.body
     except RequestDataTooBig:
         raise SubmissionError(413, _("The submission is too large.")) from None
+
+
+def javascript_catalog(request: HttpRequest) -> HttpResponseBase:
+    """The browser's translations (our djangojs catalog) as a same-origin script defining gettext(),
+    in the language ``?lang=`` names when Murmur speaks it (an answer page read in a survey's other
+    language), else the request's."""
+    view = JavaScriptCatalog.as_view(packages=["surveys"])
+    language = languages.chrome_language(request.GET.get(languages.LANGUAGE_PARAMETER))
+    if language is None:
+        return view(request)
+    with translation.override(language):
+        return view(request)

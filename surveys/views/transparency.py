@@ -16,6 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ldp.sampling import submission_epsilon
+from surveys import languages
 from surveys.access import get_survey_by_share_slug
 from surveys.sampling import pool_of
 from surveys.series.rounds import permanent_epsilon, rounds_of
@@ -26,6 +27,9 @@ from surveys.transparency import survey_record
 def transparency(request: HttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
     record = survey_record(survey)
+    # In the language the answer page was read in (its link's ?lang=): words only, the specs are the same.
+    reading = languages.reading(request, survey)
+    languages.localize(survey, [q.question for q in record.questions], reading.language)
     # A recurring survey's rounds so far: over them, a question randomized afresh each round adds up.
     round_count = len(rounds_of(survey)) if survey.series_id is not None else 1
     rows = [
@@ -60,4 +64,4 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
             (v.epsilon for q in in_force if q.question.pk in pooled for v in q.versions if v.in_force), default=None
         ),
     }
-    return render(request, "surveys/transparency.html", context)
+    return languages.render_in(reading, lambda: render(request, "surveys/transparency.html", context))

@@ -123,7 +123,7 @@ def test_the_demo_workspace_has_two_members_and_the_demo_surveys(client, db, cap
     memberships = Membership.objects.select_related("user", "workspace")
     assert sorted((m.user.username, m.role) for m in memberships) == [("demo", "owner"), ("demo-viewer", "viewer")]
     workspace = memberships[0].workspace
-    assert Survey.objects.filter(workspace=workspace).count() == Survey.objects.count() == 2
+    assert Survey.objects.filter(workspace=workspace).count() == Survey.objects.count() == 3
     assert "demo-viewer / murmur-demo" in capsys.readouterr().out
     client.login(username="demo-viewer", password="murmur-demo")
     survey = Survey.objects.first()

@@ -24,8 +24,19 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from surveys.integrations import ApiToken, Webhook, new_token, token_hash
-from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey, WorkspaceInvitation
+from surveys.models import (
+    AuditEntry,
+    Invitation,
+    Matrix,
+    Membership,
+    Question,
+    Survey,
+    SurveyLanguage,
+    Translation,
+    WorkspaceInvitation,
+)
 from tests.base import make_survey, read_body
+from tests.languages import make_bilingual
 from tests.teams import make_pending_invitation, make_team
 
 ROLES = ("owner", "editor", "viewer", "outsider", "staff", "anonymous")
@@ -54,6 +65,7 @@ EDIT = {
     "matrix_edit", "matrix_delete", "question_candidates", "survey_power",
     "webhooks", "webhook_test", "webhook_toggle", "webhook_delete",
     "budget_preview", "budget_save", "question_logic", "question_preset", "survey_sampling",
+    "survey_languages", "survey_translations",
 }  # fmt: skip
 #: Workspace pages: what the member's role must grant (staff get nothing from being staff).
 WORKSPACE = {
@@ -107,6 +119,8 @@ def team(db):
     team.token = ApiToken.objects.create(
         owner=team.users["owner"], name="script", prefix=token[:8], token_hash=token_hash(token)
     )
+    # Offered in Japanese too (translated), so the translation page has a language to show.
+    make_bilingual(team.survey, base="ko", other="ja", translate=lambda text: f"JA {text}")
     return team
 
 
@@ -126,6 +140,7 @@ def url_of(name: str, converters: set[str], team) -> str:
         "slug": team.survey.slug,
         "token": "not-a-real-token",
         "uidb64": "MQ",
+        "language": "ja",
     }
     return reverse(name, kwargs={key: values[key] for key in converters})
 
@@ -147,6 +162,7 @@ def post_data(team, who: str) -> dict[str, Any]:
         "email": "thief@example.org",
         "emails": "thief@example.org",
         "language": "en",
+        "base": "ko",
         "name": "Hijacked",
         "count": "2",
         "direction": "up",
@@ -169,6 +185,8 @@ def state(team) -> Any:
         AuditEntry.objects.filter(workspace=team.workspace).count(),
         list(Webhook.objects.filter(survey=team.survey).values("url", "active")),
         list(ApiToken.objects.filter(pk=team.token.pk).values("revoked_at")),
+        list(SurveyLanguage.objects.filter(survey=team.survey).order_by("pk").values()),
+        list(Translation.objects.filter(survey=team.survey).order_by("pk").values()),
     )
 
 
@@ -246,6 +264,8 @@ OWNER_CHANGES = [
     "workspace_member_role",
     "workspace_member_remove",
     "workspace_invitation_revoke",
+    "survey_languages",
+    "survey_translations",
 ]
 
 
