@@ -404,10 +404,13 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="peer cells run in parallel")
     parser.add_argument("--shapes", nargs="*", help="instead: auto against fixed estimators on these answer shapes")
     parser.add_argument("--cross-fit", action="store_true", help="--shapes: score the cross-fit estimator too (slow)")
+    parser.add_argument("--without-cross-fit", action="store_true", help="skip Murmur's cross-fit row (slow)")
     args = parser.parse_args()
     if args.shapes is not None:
         shape_grid(args.repetitions, [s for s in args.shapes if s] or None, args.cross_fit)
         return
+    if args.without_cross_fit:
+        del MURMUR["Murmur advisor (cross-fit)"]
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
     summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}
