@@ -21,7 +21,9 @@ form:
   nonparametric prior's atoms follow the data (measured: SURE 0.004 against a true squared error
   of 0.029, k = 20), so the Jacobian is taken by finite differences through the prior's fit.
 * The iterative Bayesian update (``"ibu"``): no closed form; its Jacobian is taken by finite
-  differences of the support counts (one IBU run per option, all in one stacked call).
+  differences of the support counts (one IBU run per option, all in one stacked call). Slow
+  (0.77 s per tally at k = 20), so IBU is a candidate only when asked for (``names=``), not in
+  :data:`SURE_CANDIDATES`.
 
 Two scores (``loss``): ``"l2"``, SURE itself; ``"largest"``, for the largest error over
 the options that the benchmarks report: per option, the SURE term (g_v - x_v)^2 + 2 (Sigma J)_vv -
