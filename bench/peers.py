@@ -18,7 +18,8 @@ absolute error over the options, with its standard error. One data set per (grid
 "Murmur auto" is what a question built with the builder's default gets: the advisor's mechanism
 for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
 5 <= k <= 64 and a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
-ldp.consistency.choose_consistency). "Murmur EB" is the same mechanism with the empirical-Bayes
+ldp.consistency.choose_consistency). "Murmur auto-ibu" is "auto" with ldp.large_k's rule at 33-64 options
+(a sharper evenness test, IBU where it rejects). "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
 "(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
 ldp.ibu.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of
@@ -143,6 +144,7 @@ MURMUR = {
     "Murmur advisor (clip)": ("auto", "clip"),
     "Murmur advisor (IBU)": ("auto", "ibu"),
     "Murmur advisor (cross-fit)": ("auto", "cross-fit"),
+    "Murmur auto-ibu": ("auto", "auto-ibu"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -397,17 +399,22 @@ def main() -> None:
     parser.add_argument("--peer-repetitions", type=int, default=300, help="each peer's repetitions per cell")
     parser.add_argument("--grid", choices=sorted(GRIDS | OTHER_GRIDS), action="append")
     parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    parser.add_argument("--epsilons", type=float, nargs="*", default=list(EPSILONS))
     parser.add_argument("--peers-only", action="store_true", help="only fill the peers' cache")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="peer cells run in parallel")
     parser.add_argument("--shapes", nargs="*", help="instead: auto against fixed estimators on these answer shapes")
     parser.add_argument("--cross-fit", action="store_true", help="--shapes: score the cross-fit estimator too (slow)")
+    parser.add_argument("--without-cross-fit", action="store_true", help="skip Murmur's cross-fit row (slow)")
     args = parser.parse_args()
     if args.shapes is not None:
         shape_grid(args.repetitions, [s for s in args.shapes if s] or None, args.cross_fit)
         return
+    if args.without_cross_fit:
+        del MURMUR["Murmur advisor (cross-fit)"]
     PEERS.update({**multi_freq_ldpy(), **pure_ldp()})
     rng = np.random.default_rng(2024)
     summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}
+    summary_auto_ibu: list[tuple] = []
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
     with multiprocessing.Pool(args.processes) as pool:
@@ -415,7 +422,7 @@ def main() -> None:
             k, shares = (GRIDS | OTHER_GRIDS)[grid]
             for n in args.sizes:
                 counts = np.random.default_rng([2024, k, n]).multinomial(n, shares)  # the cell's data
-                for epsilon in EPSILONS:
+                for epsilon in args.epsilons:
                     tasks = [
                         (grid, counts, epsilon, label, args.peer_repetitions, index)
                         for index, label in enumerate(PEERS)
@@ -436,6 +443,7 @@ def main() -> None:
                     summary.append((grid, n, epsilon, murmur["Murmur auto"], *best_peer))
                     summary_eb.append((grid, n, epsilon, murmur["Murmur EB"], *best_peer))
                     summary_ibu.append((grid, n, epsilon, murmur["Murmur advisor (IBU)"], *best_peer))
+                    summary_auto_ibu.append((grid, n, epsilon, murmur["Murmur auto-ibu"], *best_peer))
                     # The advisor's mechanism with whichever of auto, EB, Norm-Sub, clipping and IBU
                     # erred least in this cell: what a rule that knew the answers could at best reach.
                     oracle = min((murmur[label] for label in ORACLE), key=lambda c: c.mean_max_error)
@@ -446,6 +454,8 @@ def main() -> None:
     print(grid_summary(summary_eb, "EB"))
     print()
     print(grid_summary(summary_ibu, "IBU"))
+    print()
+    print(grid_summary(summary_auto_ibu, "auto-ibu"))
     print()
     print("The best of auto, EB, Norm-Sub, clipping and IBU per cell (an oracle: no rule sees the true shares):")
     print()
@@ -458,6 +468,9 @@ def main() -> None:
     per_cell = [peer for scored in single.values() for peer in scored]
     rows = [(*row[:4], *peer) for row, peer in zip(summary, per_cell, strict=True)]
     print(grid_summary(rows, against="best single peer"))
+    print()
+    rows = [(*row[:4], *peer) for row, peer in zip(summary_auto_ibu, per_cell, strict=True)]
+    print(grid_summary(rows, "auto-ibu", against="best single peer"))
     print()
     print(
         "| grid | n | ε | best peer (chosen on half A) | its error on half B (%) | Murmur auto (%) "

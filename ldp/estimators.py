@@ -12,6 +12,10 @@
 * :func:`empirical_bayes` (``"eb"``): posterior means under the shares' fitted distribution.
 * ``"cross-fit"``: per tally, whichever of Norm-Sub, clipping, ``"eb"`` and ``"ibu"`` has the
   smallest error estimated by splitting the tally's reports in two (:mod:`ldp.selection`).
+* ``"sure"`` (``"sure-largest"``): per tally, whichever of Norm-Sub, clipping and ``"eb"`` has the
+  smallest Stein's unbiased risk estimate (of the largest error) (:mod:`ldp.sure`; not the default).
+* ``"auto-ibu"``: ``"auto"``, but at 33-64 options with a support-count tally a sharper evenness
+  test and IBU where it rejects (:mod:`ldp.large_k`; not yet the pages' default).
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
   test does not reject evenly spread answers (:func:`~ldp.consistency.evenness_p_value`), else Norm-Sub or
   clip-and-renormalize, chosen by a parametric bootstrap of the largest error
@@ -45,13 +49,15 @@ import numpy as np
 from ldp.consistency import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares
 from ldp.ibu import support_bayesian_update
 from ldp.intervals import score_interval
+from ldp.large_k import auto_ibu
 from ldp.mechanisms import (
     HadamardResponse,
     KRandomizedResponse,
     Mechanism,
     Tally,
 )
-from ldp.selection import select
+from ldp.selection import select, unbiased_rows
+from ldp.sure import sure_select
 
 __all__ = [
     "ESTIMATORS",
@@ -67,7 +73,19 @@ __all__ = [
 #: or clip per tally (:meth:`~ldp.mechanisms.Mechanism.automatic_consistency`); "cross-fit" picks among
 #: Norm-Sub, clip, "eb" and "ibu" per tally by their cross-fitted error (:mod:`ldp.selection`; not the
 #: default: docs/experiments/estimator-selection.md).
-ESTIMATORS = ("unbiased", "norm-sub", "clip", "auto", "mle", "eb", "ibu", "cross-fit")
+ESTIMATORS = (
+    "unbiased",
+    "norm-sub",
+    "clip",
+    "auto",
+    "mle",
+    "eb",
+    "ibu",
+    "cross-fit",
+    "sure",
+    "sure-largest",
+    "auto-ibu",
+)
 
 
 def empirical_bayes(mechanism: Mechanism, unbiased: np.ndarray, n: int) -> np.ndarray:
@@ -143,6 +161,10 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         result = maximum_likelihood(mechanism, rows)
     elif estimator == "cross-fit":
         result = select(mechanism, rows, n)
+    elif estimator == "auto-ibu":
+        result = auto_ibu(mechanism, rows, unbiased_rows(mechanism, rows, n), n)
+    elif estimator in ("sure", "sure-largest"):
+        result = sure_select(mechanism, rows, n, loss="l2" if estimator == "sure" else "largest")
     elif estimator == "ibu":
         result = support_bayesian_update(mechanism, rows)
     else:
