@@ -64,7 +64,7 @@ test-fast: install-dev  ## the quickest loop: make test without the browser test
 	HYPOTHESIS_PROFILE=dev $(PYTEST) $(XDIST) -m "not browser and not slow" $(PYTEST_ARGS)
 
 screenshots: install-dev  ## docs/screenshots/: the main pages in Korean and English at 1280 and 390 px (needs fonts-noto-cjk)
-	MURMUR_SCREENSHOTS=1 $(PYTEST) tests/browser/test_walkthrough.py -q
+	MURMUR_SCREENSHOTS=1 $(PYTEST) tests/browser/test_walkthrough.py tests/browser/test_phone_tables.py -q
 
 test-browser: install-dev
 	$(PYTEST) $(XDIST) -m browser $(PYTEST_ARGS)

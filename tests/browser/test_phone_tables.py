@@ -4,8 +4,10 @@ their tables wrap or scroll inside their own box, never widening the page."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
+import pytest
 from django.urls import reverse
 
 from surveys import actions
@@ -19,10 +21,12 @@ from tests.base import (
     make_user,
 )
 
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 SCALE = ["Strongly disagree with this", "Somewhat disagree", "Neither agree nor disagree", "Somewhat agree"]
 
 
-def test_results_tables_fit_a_phone(live_server, browser, db):
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_results_tables_fit_a_phone(live_server, browser, db, language):
     owner = make_user("pia")
     survey = make_survey(owner, title="Phone check", epsilon_cap=None)
     nps = make_question(
@@ -39,18 +43,21 @@ def test_results_tables_fit_a_phone(live_server, browser, db):
     for row in survey.questions.filter(kind="matrix"):
         make_reports(row, list(rng.integers(0, 4, 400)))
 
-    context = browser.new_context(viewport={"width": 390, "height": 800})
+    context = browser.new_context(
+        locale="ko-KR" if language == "ko" else "en-US", viewport={"width": 390, "height": 800}
+    )
     page = context.new_page()
     page.goto(f"{live_server.url}{reverse('login')}")
     page.fill("[name=username]", "pia")
     page.fill("[name=password]", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url(f"{live_server.url}/")
-    for url in (survey.get_results_url(), reverse("question_results", args=[survey.pk, text.pk])):
+    pages = {"cards": survey.get_results_url(), "free-text": reverse("question_results", args=[survey.pk, text.pk])}
+    for name, url in pages.items():
         page.goto(f"{live_server.url}{url}")
         page.wait_for_load_state("networkidle")
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if os.environ.get("MURMUR_SCREENSHOTS"):
-            page.screenshot(path=f"/tmp/plan/phone-{url.count('/')}.png", full_page=True)
+        if os.environ.get("MURMUR_SCREENSHOTS"):  # make screenshots: the NPS, matrix and free-text cards
+            page.screenshot(path=SCREENSHOTS / f"results-{name}-{language}-phone.png", full_page=True)
         assert overflow <= 0, f"{url}: the page is {overflow} px wider than the phone"
     context.close()
