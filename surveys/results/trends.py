@@ -21,6 +21,7 @@ import numpy as np
 import ldp
 from ldp.advisor import Z_95
 from surveys.kinds import Summary
+from surveys.kinds.base import MIN_REPORTS
 from surveys.models import Question, Survey
 from surveys.results.estimates import QuestionResult, SurveyState
 
@@ -114,8 +115,12 @@ class Trend:
 
 
 def round_estimate(result: QuestionResult, labels: list[str], tally: ldp.Tally) -> RoundEstimate | None:
-    """The round's unbiased estimate, standard errors and feasible bounds, or None while it has too few reports."""
-    if not result.n or not result.enough:
+    """The round's unbiased estimate, standard errors and feasible bounds, or None below MIN_REPORTS reports.
+
+    A round with few reports is still drawn, as the results card's "few reports" view is: its band is
+    wide, and the page cuts it to what is possible (shares 0-100 %, a mean within the question's range),
+    so a small group's trend says what can honestly be said instead of nothing."""
+    if result.n < MIN_REPORTS:
         return None
     found = result.summary.round_values(result, labels, tally)
     if found is None:

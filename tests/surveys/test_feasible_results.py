@@ -21,6 +21,7 @@ import pytest
 from django.urls import reverse
 
 from surveys import actions
+from surveys.kinds.base import MIN_REPORTS
 from surveys.results.cards import result_view
 from surveys.results.estimates import SurveyState
 from surveys.results.trends import series_trends
@@ -208,6 +209,29 @@ def test_every_view_chart_trend_and_export_stays_feasible(organizer_client, orga
         list(csv.DictReader(io.StringIO(text.lstrip("\ufeff")))), lambda r: ranges[int(r["question_id"])]
     )
     assert not problems, "\n".join(problems[:40])
+
+
+def test_a_small_groups_trend_draws_each_round_that_has_ten_reports(organizer):
+    """A round with MIN_REPORTS reports is drawn with its (wide, cut) band even where its card is not
+    "enough" yet: a small group's trend says what it can instead of "not enough reports"."""
+    survey = build(organizer, MIN_REPORTS, 0)
+    state = SurveyState.read(survey)
+    trends = {trend.question.pk: trend for trend in series_trends([survey])[0]}
+    few = [
+        result
+        for result in state.all_results()
+        if result.n >= MIN_REPORTS
+        and not result.enough
+        and result.question.pk in trends
+        and result.summary.round_values(
+            result, trends[result.question.pk].labels, state.tallies[result.randomization.pk]
+        )
+        is not None
+    ]
+    assert few, "the survey should have cards that are not 'enough' at ten reports"
+    for result in few:
+        (estimate,) = trends[result.question.pk].rounds
+        assert estimate.n == MIN_REPORTS
 
 
 def test_a_card_with_few_reports_says_what_its_bands_allow_and_no_error_over_100_points(organizer_client, organizer):
