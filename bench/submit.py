@@ -27,6 +27,7 @@ import tempfile
 import threading
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,6 +105,20 @@ def build(questions: int) -> str:
     return survey.slug
 
 
+CITIES = ["seoul", "busan", "incheon", "daegu", "daejeon", "gwangju", "ulsan", "suwon", "jeju", "sejong"]
+
+
+def sample_reports(question: Any, mechanism: Any, count: int, rng: np.random.Generator) -> list[bytes]:
+    """``count`` packed reports of random true answers to the question, randomized by its mechanism."""
+    if question.kind == "numeric":
+        values = rng.uniform(question.range_low, question.range_high, size=count)
+        return [row.tobytes() for row in mechanism.randomize(values, rng=rng)]
+    if question.kind == "text":
+        texts = [CITIES[i] for i in rng.integers(0, len(CITIES), size=count)]
+        return [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
+    return [row.tobytes() for row in mechanism.randomize(rng.integers(0, question.k, size=count), rng=rng)]
+
+
 def write_bodies(slug: str, count: int, seed: int, path: Path) -> None:
     """``count`` valid submissions to the survey, one JSON body a line, each with its own token."""
     from surveys.models import Survey
@@ -115,8 +130,8 @@ def write_bodies(slug: str, count: int, seed: int, path: Path) -> None:
     for question in survey.questions.all():
         randomization = question.current_randomization()
         mechanism = randomization.build_mechanism()
-        packed = mechanism.randomize(rng.integers(0, question.k, size=count), rng=rng)
-        columns.append([(question.pk, randomization.version, mechanism.unpack_report(row.tobytes())) for row in packed])
+        packed = sample_reports(question, mechanism, count, rng)
+        columns.append([(question.pk, randomization.version, mechanism.unpack_report(row)) for row in packed])
     with path.open("w") as out:
         for i in range(count):
             reports = [

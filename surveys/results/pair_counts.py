@@ -24,6 +24,7 @@ transaction.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import time
@@ -49,6 +50,8 @@ from surveys.results.pair_models import N_CELL, OpenPairCount, PairCount, PairHo
 
 #: An hour is closed this long after it ends (a submission commits in milliseconds after its hour is read).
 GRACE = timedelta(minutes=5)
+#: Closed hours folded per transaction (their counts summed into one upsert of the totals).
+HOURS_PER_TRANSACTION = 24
 #: Submissions per keyset page while counting an hour.
 PAGE = 2000
 #: Rows per insert (five columns stay under SQLite's variable limit).
@@ -67,10 +70,12 @@ def eligible(randomizations: Sequence[Randomization]) -> list[Randomization]:
     return sorted(found, key=lambda r: r.pk)
 
 
-def pairs(randomizations: Sequence[Randomization]) -> Iterator[tuple[Randomization, Randomization]]:
+def pairs(
+    randomizations: Sequence[Randomization], mechanisms: dict[int, Mechanism]
+) -> Iterator[tuple[Randomization, Randomization]]:
     """(a, b), a's id below b's, of different questions and at most ``MAX_CELLS`` cells."""
     for a, b in itertools.combinations(randomizations, 2):
-        k_a, k_b = cast(Any, a.build_mechanism()).k, cast(Any, b.build_mechanism()).k
+        k_a, k_b = cast(Any, mechanisms[a.pk]).k, cast(Any, mechanisms[b.pk]).k
         if a.question_id != b.question_id and k_a * k_b <= MAX_CELLS:
             yield a, b
 
@@ -88,11 +93,14 @@ def _submission_pages(survey_id: int, hour: datetime) -> Iterator[list[int]]:
         last = ids[-1]
 
 
+def mechanisms_of(randomizations: Sequence[Randomization]) -> dict[int, Mechanism]:
+    return {r.pk: cast(Mechanism, r.build_mechanism()) for r in randomizations}
+
+
 def count_hour(
-    survey_id: int, hour: datetime, randomizations: Sequence[Randomization]
+    survey_id: int, hour: datetime, randomizations: Sequence[Randomization], mechanisms: dict[int, Mechanism]
 ) -> tuple[int, dict[tuple[int, int], PairTally]]:
     """(submissions in the hour, every pair's PairTally over them), read from the hour's reports."""
-    mechanisms = {r.pk: cast(Mechanism, r.build_mechanism()) for r in randomizations}
     sizes = {pk: m.empty_tally().counts.size for pk, m in mechanisms.items()}
     offsets, width = {}, 0
     for r in randomizations:
@@ -122,7 +130,7 @@ def count_hour(
         gram += x.T @ x  # exact: integer sums far below 2^53
     counts = np.rint(gram).astype(np.int64)
     found_pairs = {}
-    for a, b in pairs(randomizations):
+    for a, b in pairs(randomizations, mechanisms):
         n = int(counts[answered[a.pk], answered[b.pk]])
         block = counts[offsets[a.pk] : offsets[a.pk] + sizes[a.pk], offsets[b.pk] : offsets[b.pk] + sizes[b.pk]]
         found_pairs[(a.pk, b.pk)] = PairTally(n, block.copy())
@@ -161,19 +169,29 @@ def _replace_open(survey_id: int, hour: datetime, counted: dict[tuple[int, int],
         )
 
 
-def fold_hour(survey_id: int, hour: datetime, randomizations: Sequence[Randomization]) -> bool:
-    """Add a closed hour to the totals, once: its ledger row, its counts and the removal of its open
-    counts commit together. False if it was folded already (by this job before, or another)."""
+def fold_hours(
+    survey_id: int, hours: Sequence[datetime], randomizations: Sequence[Randomization], mechanisms: dict[int, Mechanism]
+) -> int:
+    """Add closed hours to the totals, once: their ledger rows, their summed counts (one upsert) and
+    the removal of their open counts commit together. Hours folded already (by this job before, or
+    another) make the batch roll back; each hour is then tried alone. Returns the hours folded."""
     try:
         with transaction.atomic():
-            mark = PairHour.objects.create(survey_id=survey_id, hour=hour)
-            mark.submissions, counted = count_hour(survey_id, hour, randomizations)
-            _add_to_totals(survey_id, counted)
-            mark.save(update_fields=["submissions"])
-            OpenPairCount.objects.filter(survey_id=survey_id, hour=hour).delete()
+            marks = PairHour.objects.bulk_create(PairHour(survey_id=survey_id, hour=hour) for hour in hours)
+            summed: dict[tuple[int, int], PairTally] = {}
+            for mark in marks:
+                mark.submissions, counted = count_hour(survey_id, mark.hour, randomizations, mechanisms)
+                for key, tally in counted.items():
+                    before = summed.get(key)
+                    summed[key] = tally if before is None else PairTally(before.n + tally.n, before.table + tally.table)
+            _add_to_totals(survey_id, summed)
+            PairHour.objects.bulk_update(marks, ["submissions"])
+            OpenPairCount.objects.filter(survey_id=survey_id, hour__in=list(hours)).delete()
     except IntegrityError:
-        return False  # the ledger row exists: folded already
-    return True
+        if len(hours) == 1:
+            return 0  # its ledger row exists: folded already
+        return sum(fold_hours(survey_id, [hour], randomizations, mechanisms) for hour in hours)
+    return len(hours)
 
 
 def closed(hour: datetime, now: datetime) -> bool:
@@ -184,30 +202,25 @@ def closed(hour: datetime, now: datetime) -> bool:
 def count_survey(survey: Survey, progress: Any = None) -> dict[str, int]:
     """Fold the survey's closed hours not folded yet and recount its open hours (the job's work)."""
     randomizations = eligible(list(Randomization.objects.filter(question__survey=survey)))
+    mechanisms = mechanisms_of(randomizations)
     now = timezone.now()
     hours = tallies.hourly_counts(survey)
     folded = dict(PairHour.objects.filter(survey=survey).values_list("hour", "submissions"))
     late = any(folded[hour] != count for hour, count in hours if hour in folded)
     to_fold = [hour for hour, _count in hours if closed(hour, now) and (late or hour not in folded)]
     done = 0
-    if late:  # a submission committed after its hour was folded: rebuild the totals, atomically
-        with transaction.atomic():
+    with transaction.atomic() if late else contextlib.nullcontext():
+        if late:  # a submission committed after its hour was folded: rebuild the totals, atomically
             PairCount.objects.filter(survey=survey).delete()
             PairHour.objects.filter(survey=survey).delete()
-            for hour in to_fold:
-                fold_hour(survey.pk, hour, randomizations)
-                done += 1
-                if progress is not None:
-                    progress(done, len(to_fold))
-    else:
-        for hour in to_fold:
-            fold_hour(survey.pk, hour, randomizations)
-            done += 1
+        for start in range(0, len(to_fold), HOURS_PER_TRANSACTION):
+            batch = to_fold[start : start + HOURS_PER_TRANSACTION]
+            done += fold_hours(survey.pk, batch, randomizations, mechanisms)
             if progress is not None:
-                progress(done, len(to_fold))
+                progress(start + len(batch), len(to_fold))
     open_hours = [hour for hour, _count in hours if not closed(hour, now)]
     for hour in open_hours:
-        _replace_open(survey.pk, hour, count_hour(survey.pk, hour, randomizations)[1])
+        _replace_open(survey.pk, hour, count_hour(survey.pk, hour, randomizations, mechanisms)[1])
     OpenPairCount.objects.filter(survey=survey, hour__lt=now - timedelta(hours=1) - GRACE).exclude(
         hour__in=open_hours
     ).delete()

@@ -99,6 +99,7 @@ def test_a_rerun_doubles_nothing_and_new_reports_of_the_open_hour_replace_its_co
 
 
 def test_a_job_killed_mid_run_leaves_whole_hours_only_and_its_retry_completes_them(crossed, monkeypatch):
+    """Folded one hour per transaction here; with several, a killed batch leaves none of its hours."""
     survey, fruit, weekend = crossed
     real, calls = pair_counts.count_hour, []
 
@@ -109,6 +110,7 @@ def test_a_job_killed_mid_run_leaves_whole_hours_only_and_its_retry_completes_th
         return real(*args)
 
     monkeypatch.setattr(pair_counts, "count_hour", dies_on_the_second_hour)
+    monkeypatch.setattr(pair_counts, "HOURS_PER_TRANSACTION", 1)
     job = Job.objects.create(task="count_pairs", survey=survey, params={})
     with pytest.raises(SystemExit):
         worker.run(job.pk)
@@ -128,7 +130,10 @@ def test_a_second_fold_of_the_same_hour_adds_nothing(crossed):
     totals = counted(fruit, weekend)
     randomizations = pair_counts.eligible([fruit.current_randomization(), weekend.current_randomization()])
     hour = PairHour.objects.filter(survey=survey).order_by("hour").first().hour
-    assert not pair_counts.fold_hour(survey.pk, hour, randomizations)
+    mechanisms = pair_counts.mechanisms_of(randomizations)
+    assert pair_counts.fold_hours(survey.pk, [hour], randomizations, mechanisms) == 0
+    later = PairHour.objects.filter(survey=survey).order_by("hour").last().hour
+    assert pair_counts.fold_hours(survey.pk, [later, hour], randomizations, mechanisms) == 0
     assert_equal_tables(counted(fruit, weekend), totals)
 
 
