@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.server import gunicorn, scratch_database, setup_django
+from bench.server import gunicorn, pgbouncer, scratch_database, setup_django
 
 DATABASE = "murmur_bench_submit"
 CSRF = "b" * 32  # an unmasked CSRF secret: the cookie and the header carry the same value
@@ -190,6 +190,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--instances", type=int, default=1, help="gunicorns on separate ports, one database")
     parser.add_argument("--sizes", default="1,10,50", help="question counts for the Murmur-only runs")
+    parser.add_argument(
+        "--pgbouncer", action="store_true", help="every app server (and the baseline) through one PgBouncer"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is missing: apt-get install -y wrk")
@@ -229,7 +232,15 @@ def run(args: argparse.Namespace, url: str) -> None:
     )
     with ExitStack() as stack:
         app = "bench.bare:application"  # Murmur, with the bare baseline in front of it
-        bases = [stack.enter_context(gunicorn(url, workers=args.workers, app=app)) for _ in range(args.instances)]
+        served, extra = url, {}
+        if args.pgbouncer:
+            served = stack.enter_context(pgbouncer(url))
+            extra = {"DATABASE_POOLER": "true"}
+            print(f"through PgBouncer in transaction mode: {served.rsplit('@', 1)[1]}")
+        bases = [
+            stack.enter_context(gunicorn(served, workers=args.workers, app=app, extra_env=extra))
+            for _ in range(args.instances)
+        ]
 
         def run_everywhere(kind: str, n: int) -> dict[str, float]:
             path = f"/s/{slugs[n]}/submit/" if kind == "murmur" else f"/bench/baseline/{baseline_slug}/"
