@@ -155,20 +155,25 @@ def gunicorn(
     jobs = subprocess.Popen([python, "manage.py", "run_jobs"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + 180  # a preloading master on a loaded machine takes a while
+        while True:
             try:
-                urllib.request.urlopen(f"{base}/", timeout=1)  # noqa: S310 - loopback only
+                urllib.request.urlopen(f"{base}/", timeout=5)  # noqa: S310 - loopback only
                 break
             except OSError:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("gunicorn did not start")
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("gunicorn did not start") from None
+                time.sleep(0.2)
         yield base
     finally:
         for running in (process, jobs):
             running.terminate()
         for running in (process, jobs):
-            running.wait(timeout=30)
+            try:
+                running.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                running.kill()
+                running.wait(timeout=30)
 
 
 PGBOUNCER_INI = """[databases]
