@@ -140,6 +140,8 @@ def gunicorn(
     port = free_port()
     command = [
         str(Path(python).with_name("gunicorn")),
+        "--config",
+        "config/gunicorn.conf.py",  # as `make serve`: the app preloaded and warmed, one BLAS thread
         app,
         "--bind",
         f"127.0.0.1:{port}",
