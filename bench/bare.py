@@ -29,7 +29,11 @@ _targets: dict[str, tuple[int, dict[int, int]]] = {}
 
 def _connection() -> psycopg.Connection[Any]:
     if getattr(_local, "connection", None) is None:
-        _local.connection = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
+        # Behind PgBouncer in transaction mode (1.18) no prepared statements: psycopg's are per connection.
+        pooled = os.environ.get("DATABASE_POOLER", "").lower() in ("1", "true", "yes", "on")
+        _local.connection = psycopg.connect(
+            os.environ["DATABASE_URL"], autocommit=True, prepare_threshold=None if pooled else 5
+        )
     connection: psycopg.Connection[Any] = _local.connection
     return connection
 

@@ -1,6 +1,6 @@
 """Dashboard response time with 1,000,000 responses to a 10-question survey in PostgreSQL.
 
-    python -m bench.dashboard [--responses N] [--repeat R] [--writer RATE] [--cache URL]
+    python -m bench.dashboard [--responses N] [--repeat R] [--writer RATE] [--cache URL] [--survey mixed55]
 
 Builds a scratch database of its own (``murmur_bench_dashboard_<pid>_<random>``, dropped at the
 end), stores N simulated respondents' reports (randomized by ldp, loaded with COPY) with their
@@ -9,7 +9,10 @@ loopback the whole-survey results page, every question's page, the public page, 
 (304) and a live poll; cold (first draw) and warm, with the production cache (Redis by default,
 under keys of this run's own, deleted at the end). ``--writer RATE`` posts valid submissions at
 RATE a second through the app's submit endpoint during the measurements (the survey is live), and
-prints the rate reached and the load average beside each figure.
+prints the rate reached and the load average beside each figure. After loading, the ``count_pairs``
+job counts every closed hour's pairs (timed); the organizer's and the public cross-tab pages are
+then timed like the others. ``--survey mixed55`` loads a 55-question mixed survey instead (choice
+questions of seven mechanisms, numbers, short answers with 8,256 cells each).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.server import gunicorn, percentile, scratch_cache, scratch_database, setup_django
-from bench.submit import CSRF, write_bodies
+from bench.submit import CSRF, sample_reports, write_bodies
 
 DATABASE = "murmur_bench_dashboard"
 OPTIONS_5 = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
@@ -54,7 +57,50 @@ QUESTIONS = [
 ]
 
 
-def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
+MIXED_BLOCK = [
+    ("k-RR, 5 options", OPTIONS_5, 1.0, "krr", {}),
+    ("k-RR, yes/no", ["Yes", "No"], 0.5, "krr", {}),
+    ("OUE, 5 options", OPTIONS_5, 1.0, "oue", {}),
+    ("OLH, 10 options", [f"Option {i}" for i in range(10)], 2.0, "olh", {}),
+    ("Subset selection, 8 options", [f"Item {i}" for i in range(8)], 1.0, "subset", {}),
+    ("dBitFlip d = 2, 8 options", [f"Item {i}" for i in range(8)], 2.0, "dbitflip", {"d": 2}),
+    ("CMS 512 x 128, 5 options", OPTIONS_5, 2.0, "cms", {"hash_count": 512, "width": 128, "hash_seed": 0}),
+    ("k-RR, 64 options", [f"Label {i}" for i in range(64)], 4.0, "krr", {}),
+    ("Hours (Piecewise on [0, 40])", [], 1.0, "piecewise", {"lo": 0.0, "hi": 40.0}),
+    ("Score (Duchi et al. on [0, 100])", [], 1.0, "duchi", {"lo": 0.0, "hi": 100.0}),
+    ("City (short answer, CMS 64 x 128)", [], 4.0, "text-cms", {}),
+]
+#: 55 questions of every family: five copies of the block above.
+SURVEYS = {"ten": QUESTIONS, "mixed55": [(f"{t} #{i + 1}", *rest) for i in range(5) for t, *rest in MIXED_BLOCK]}
+
+
+def question_fields(text: str, options: list[str], epsilon: float, mechanism: str, params: dict) -> dict:
+    """The builder's cleaned fields of one benchmark question (its kind follows from the mechanism)."""
+    if mechanism in ("piecewise", "duchi"):
+        from ldp.numeric import make_numeric_mechanism
+
+        built = make_numeric_mechanism(mechanism, lo=params["lo"], hi=params["hi"], epsilon=epsilon)
+        return {
+            "text": text, "kind": "numeric", "options": [], "epsilon": epsilon, "mechanism": mechanism,
+            "mechanism_params": {**params, **built.params()}, "range_low": params["lo"], "range_high": params["hi"],
+            "unit": "",
+        }  # fmt: skip
+    if mechanism.startswith("text-"):
+        from ldp.textreports import make_text_mechanism
+
+        built = make_text_mechanism(mechanism, epsilon=epsilon)
+        return {
+            "text": text, "kind": "text", "options": [], "epsilon": epsilon, "mechanism": mechanism,
+            "mechanism_params": built.params(),
+        }  # fmt: skip
+    kind = "yes_no" if options == ["Yes", "No"] else "single"
+    return {
+        "text": text, "kind": kind, "options": options, "epsilon": epsilon, "mechanism": mechanism,
+        "mechanism_params": params,
+    }  # fmt: skip
+
+
+def build(responses: int, seed: int = 1, survey_name: str = "ten") -> tuple[int, list[int], str]:
     """Create the survey and load the responses; return (survey id, question ids, session cookie)."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
@@ -67,19 +113,9 @@ def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
 
     user = get_user_model().objects.create_user("bench", password="bench-password-1")
     survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
-    for text, options, epsilon, mechanism, params in QUESTIONS:
-        kind = "yes_no" if options == ["Yes", "No"] else "single"
-        actions.do_add_question(
-            survey,
-            {
-                "text": text,
-                "kind": kind,
-                "options": options,
-                "epsilon": epsilon,
-                "mechanism": mechanism,
-                "mechanism_params": params,
-            },
-        )
+    questions = SURVEYS[survey_name]
+    for text, options, epsilon, mechanism, params in questions:
+        actions.do_add_question(survey, question_fields(text, options, epsilon, mechanism, params))
     actions.do_open_survey(survey)
 
     rng = np.random.default_rng(seed)
@@ -97,21 +133,21 @@ def build(responses: int, seed: int = 1) -> tuple[int, list[int], str]:
         for question in survey.questions.all():
             randomization = question.current_randomization()
             mechanism = randomization.build_mechanism()
-            truth = rng.integers(0, question.k, size=responses)
-            packed = mechanism.randomize(truth, rng=rng)
+            packed = sample_reports(question, mechanism, responses, rng)
             report_ids = rng.choice(2**62, size=responses, replace=False) + 2**32
             with cursor.copy(
                 "COPY surveys_report (id, submission_id, question_id, randomization_id, packed) FROM STDIN"
             ) as copy:
                 for report_id, submission_id, row in zip(report_ids.tolist(), ids.tolist(), packed, strict=True):
-                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row.tobytes()))
+                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row))
             rows = []
             for shard in range(settings.TALLY_SHARDS):
-                rows.extend(tallies.tally_rows(randomization, [packed[shards == shard].tobytes()], shard))
+                mine = [row for row, drawn in zip(packed, shards.tolist(), strict=True) if drawn == shard]
+                rows.extend(tallies.tally_rows(randomization, mine, shard))
             tallies.add_rows(rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    print(f"loaded {responses:,} responses x {len(QUESTIONS)} questions in {time.perf_counter() - started:.0f} s")
+    print(f"loaded {responses:,} responses x {len(questions)} questions in {time.perf_counter() - started:.0f} s")
 
     client = Client()
     client.force_login(user)
@@ -186,6 +222,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/0", help="CACHE_URL of the served app")
     parser.add_argument("--writer", type=float, default=0.0, help="submissions a second posted while measuring")
+    parser.add_argument(
+        "--survey", choices=sorted(SURVEYS), default="ten", help="the 10-question or 55-question survey"
+    )
     args = parser.parse_args()
 
     with scratch_database(DATABASE) as url:
@@ -197,12 +236,22 @@ def run(args: argparse.Namespace, url: str) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    survey_id, question_ids, cookie = build(args.responses)
+    survey_id, question_ids, cookie = build(args.responses, survey_name=args.survey)
     from surveys.models import Survey
+    from surveys.results import pair_counts
 
     survey = Survey.objects.get(pk=survey_id)
     survey.public_results = True
     survey.save(update_fields=["public_results"])
+    started = time.perf_counter()
+    counted = pair_counts.count_survey(survey)
+    print(
+        f"count_pairs job: {counted['folded']} closed hours of {args.responses:,} responses folded in "
+        f"{time.perf_counter() - started:.0f} s (load average {os.getloadavg()[0]:.1f})"
+    )
+    crossable = pair_counts.eligible([q.current_randomization() for q in survey.questions.all()])
+    crossed = sorted((r.question.position, r.question_id) for r in crossable)[:2]
+    crossed = [question_id for _position, question_id in crossed]
     print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers")
     with ExitStack() as stack:
         cache_env = stack.enter_context(scratch_cache(args.cache))
@@ -240,6 +289,11 @@ def run(args: argparse.Namespace, url: str) -> None:
         signature = signature_of(results, cookie)
         poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"})
         print(f"live poll with the page's signature (204 until its snapshot is re-read): {summary(poll)}")
+        query = f"?first={crossed[0]}&second={crossed[1]}"
+        own = time_get(f"{results}crosstab/{query}", cookie, args.repeat)
+        print(f"cross-tab page (organizer), warm: {summary(own)}")
+        public_crosstab = time_get(f"{base}/r/{survey.slug}/crosstab/{query}", "", args.repeat)
+        print(f"cross-tab page (public), warm: {summary(public_crosstab)}")
 
 
 if __name__ == "__main__":

@@ -27,10 +27,11 @@ import tempfile
 import threading
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from bench.server import gunicorn, scratch_database, setup_django
+from bench.server import gunicorn, pgbouncer, scratch_database, setup_django
 
 DATABASE = "murmur_bench_submit"
 CSRF = "b" * 32  # an unmasked CSRF secret: the cookie and the header carry the same value
@@ -104,6 +105,20 @@ def build(questions: int) -> str:
     return survey.slug
 
 
+CITIES = ["seoul", "busan", "incheon", "daegu", "daejeon", "gwangju", "ulsan", "suwon", "jeju", "sejong"]
+
+
+def sample_reports(question: Any, mechanism: Any, count: int, rng: np.random.Generator) -> list[bytes]:
+    """``count`` packed reports of random true answers to the question, randomized by its mechanism."""
+    if question.kind == "numeric":
+        values = rng.uniform(question.range_low, question.range_high, size=count)
+        return [row.tobytes() for row in mechanism.randomize(values, rng=rng)]
+    if question.kind == "text":
+        texts = [CITIES[i] for i in rng.integers(0, len(CITIES), size=count)]
+        return [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=rng)]
+    return [row.tobytes() for row in mechanism.randomize(rng.integers(0, question.k, size=count), rng=rng)]
+
+
 def write_bodies(slug: str, count: int, seed: int, path: Path) -> None:
     """``count`` valid submissions to the survey, one JSON body a line, each with its own token."""
     from surveys.models import Survey
@@ -115,8 +130,8 @@ def write_bodies(slug: str, count: int, seed: int, path: Path) -> None:
     for question in survey.questions.all():
         randomization = question.current_randomization()
         mechanism = randomization.build_mechanism()
-        packed = mechanism.randomize(rng.integers(0, question.k, size=count), rng=rng)
-        columns.append([(question.pk, randomization.version, mechanism.unpack_report(row.tobytes())) for row in packed])
+        packed = sample_reports(question, mechanism, count, rng)
+        columns.append([(question.pk, randomization.version, mechanism.unpack_report(row)) for row in packed])
     with path.open("w") as out:
         for i in range(count):
             reports = [
@@ -175,6 +190,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--instances", type=int, default=1, help="gunicorns on separate ports, one database")
     parser.add_argument("--sizes", default="1,10,50", help="question counts for the Murmur-only runs")
+    parser.add_argument(
+        "--pgbouncer", action="store_true", help="every app server (and the baseline) through one PgBouncer"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is missing: apt-get install -y wrk")
@@ -214,7 +232,15 @@ def run(args: argparse.Namespace, url: str) -> None:
     )
     with ExitStack() as stack:
         app = "bench.bare:application"  # Murmur, with the bare baseline in front of it
-        bases = [stack.enter_context(gunicorn(url, workers=args.workers, app=app)) for _ in range(args.instances)]
+        served, extra = url, {}
+        if args.pgbouncer:
+            served = stack.enter_context(pgbouncer(url))
+            extra = {"DATABASE_POOLER": "true"}
+            print(f"through PgBouncer in transaction mode: {served.rsplit('@', 1)[1]}")
+        bases = [
+            stack.enter_context(gunicorn(served, workers=args.workers, app=app, extra_env=extra))
+            for _ in range(args.instances)
+        ]
 
         def run_everywhere(kind: str, n: int) -> dict[str, float]:
             path = f"/s/{slugs[n]}/submit/" if kind == "murmur" else f"/bench/baseline/{baseline_slug}/"

@@ -273,6 +273,9 @@ MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", BASE_DIR / "media"))
 # A live survey's results are recomputed at most once per this many seconds; meanwhile readers get
 # the last computed page with its age (surveys/results/snapshots.py). 0: always fresh.
 RESULTS_REFRESH_SECONDS = envint("RESULTS_REFRESH_SECONDS", "0" if DEBUG else "5")
+# Post-hoc cross-tabs' pair counts of the open hours are recounted at most once per this many
+# seconds (surveys/results/pair_counts.py); closed hours are counted once. 0: at every new response.
+PAIR_REFRESH_SECONDS = envint("PAIR_REFRESH_SECONDS", "0" if DEBUG else "60")
 
 # Rate limits per client (surveys/responding/ratelimits.py), counted in the cache above: a keyed hash of the
 # client's address, kept only for its window. RATE_LIMITS=false turns them all off (benchmarks).

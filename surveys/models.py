@@ -393,7 +393,10 @@ class Submission(models.Model):
 
     class Meta:
         # The raw-report export pages through a survey's submissions by id (surveys/results/export_files.py).
-        indexes = [models.Index(fields=["survey", "id"], name="submission_survey_id")]
+        indexes = [
+            models.Index(fields=["survey", "id"], name="submission_survey_id"),
+            models.Index(fields=["survey", "received_hour", "id"], name="submission_survey_hour"),
+        ]
 
     def __str__(self) -> str:
         return f"submission {self.pk} to {self.survey}"
@@ -505,9 +508,10 @@ class Account(models.Model):
 
 from surveys.integrations import ApiToken, Webhook, WebhookDelivery  # noqa: E402, F401  (API tokens, webhooks)
 
-# Models kept beside their code: jobs (surveys/jobs/) and each survey's version counter.
+# Models kept beside their code: jobs (surveys/jobs/), each survey's version counter, pair counts.
 from surveys.jobs.records import Job  # noqa: E402, F401
 from surveys.responding.versions import SurveyVersion  # noqa: E402, F401
+from surveys.results.pair_models import OpenPairCount, PairCount, PairHour  # noqa: E402, F401
 from surveys.sampling import QuestionSample, pool_of  # noqa: E402, F401  (question sampling, RS+FD)
 from surveys.teams.models import AuditEntry, Membership, OIDCIdentity, Workspace, WorkspaceInvitation  # noqa: E402, F401
 from surveys.translations import SurveyLanguage, Translation  # noqa: E402, F401  (a survey's languages)

@@ -20,6 +20,7 @@ TASKS: dict[str, str] = {
     "open_due_rounds": "surveys.series.rounds.run_open_due_rounds",
     "expire_exports": "surveys.results.export_files.run_expire_exports",
     "refresh_results": "surveys.results.refresh.run_refresh",
+    "count_pairs": "surveys.results.pair_counts.run_count_pairs",
     "deliver_webhooks": "surveys.webhooks.run_deliver_webhooks",
 }
 

@@ -86,7 +86,9 @@ def add_rows(rows: Iterable[tuple[int, ...]]) -> None:
     table = TallyCell._meta.db_table
     for start in range(0, len(ordered), ROWS_PER_STATEMENT):
         chunk = ordered[start : start + ROWS_PER_STATEMENT]
-        _upsert(table, ("randomization_id", "shard", "cell", "count"), ("randomization_id", "shard", "cell"), chunk)
+        upsert_adding(
+            table, ("randomization_id", "shard", "cell", "count"), ("randomization_id", "shard", "cell"), chunk
+        )
 
 
 def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], shard: int | None = None) -> None:
@@ -101,17 +103,17 @@ def count_responses(survey: Survey, hour: datetime, count: int, shard: int | Non
     table = HourlyResponses._meta.db_table
     shard = pick_shard() if shard is None else shard
     row = (survey.pk, connection.ops.adapt_datetimefield_value(hour), shard, count)
-    _upsert(table, ("survey_id", "hour", "shard", "count"), ("survey_id", "hour", "shard"), [row])
+    upsert_adding(table, ("survey_id", "hour", "shard", "count"), ("survey_id", "hour", "shard"), [row])
     bump_version(survey, count, shard)
 
 
 def bump_version(survey: Survey, count: int, shard: int) -> None:
     """Add ``count`` submissions to the survey's version counter (:mod:`surveys.responding.versions`)."""
     table = SurveyVersion._meta.db_table
-    _upsert(table, ("survey_id", "shard", "count"), ("survey_id", "shard"), [(survey.pk, shard, count)])
+    upsert_adding(table, ("survey_id", "shard", "count"), ("survey_id", "shard"), [(survey.pk, shard, count)])
 
 
-def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
+def upsert_adding(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[tuple[object, ...]]) -> None:
     """``INSERT ... ON CONFLICT (key) DO UPDATE SET count = count + excluded.count``, one statement.
 
     On PostgreSQL the rows travel as one array per column (``unnest``): four parameters however
@@ -140,6 +142,8 @@ def _upsert(table: str, columns: Sequence[str], key: Sequence[str], rows: Sequen
 #: PostgreSQL element types of the upserted columns.
 UNNEST_TYPES = {
     "randomization_id": "bigint",
+    "first_id": "bigint",
+    "second_id": "bigint",
     "survey_id": "bigint",
     "shard": "smallint",
     "cell": "integer",

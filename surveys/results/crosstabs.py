@@ -5,10 +5,10 @@ histogram, matrix items) can be crossed after the fact: each submission that ans
 one report of each, randomized independently, and ``ldp.crosstab.posthoc_estimate`` turns the table
 T of the report pairs' tally counts into the joint distribution's unbiased estimate.
 
-T is aggregated in the database: the two questions' reports are joined on their submission and
-grouped by their two packed values (:data:`PAIRS_SQL`), so Python sees one row per distinct pair of
-reports (at most k1 x k2 for k-RR), never one per respondent, and turns them into T with one matrix
-product. A cross-tab costs nothing more in privacy: it post-processes reports already sent.
+T is never computed in a request: the ``count_pairs`` job keeps every crossable pair's table,
+each closed hour counted once plus the open hours (:mod:`surveys.results.pair_counts`), and a page
+reads its O(cells) rows. A cross-tab costs nothing more in privacy: it post-processes reports
+already sent.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, cast
 
-import numpy as np
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, connections, router
 
 from ldp.crosstab import (
     MAX_CELLS,
@@ -29,12 +27,12 @@ from ldp.crosstab import (
     crosses_post_hoc,
     posthoc_estimate,
     posthoc_expected_half_width,
-    report_counts,
 )
 from ldp.mechanisms import Mechanism
 from surveys.costs import respondents_for
 from surveys.kinds import summary_of
-from surveys.models import Question, Randomization, Report
+from surveys.models import Question, Randomization
+from surveys.results import pair_counts
 from surveys.results.crosstab_tables import (  # noqa: F401  (the cross-tab view reads its tables here)
     cell_bands,
     cell_rows,
@@ -44,39 +42,18 @@ from surveys.results.crosstab_tables import (  # noqa: F401  (the cross-tab view
 )
 from surveys.results.estimates import CACHE_SECONDS, ESTIMATES_VERSION, MIN_REPORTS, SurveyState, randomization_digest
 
-#: The two questions' reports, joined on their submission and counted per pair of packed values.
-PAIRS_SQL = """
-SELECT a.packed, b.packed, COUNT(*)
-FROM {report} a JOIN {report} b ON b.submission_id = a.submission_id
-WHERE a.randomization_id = %s AND b.randomization_id = %s
-GROUP BY a.packed, b.packed
-"""
-
-
-def pair_rows(first: Randomization, second: Randomization) -> list[tuple[bytes, bytes, int]]:
-    """(first report, second report, submissions that sent exactly these two), grouped in the database.
-
-    Read where the results pages read their tallies (the replica, if any: :mod:`surveys.replica`), so
-    the table is of the same moment as the tallies' digests that name it in the cache.
-    """
-    connection = connections[router.db_for_read(Report) or DEFAULT_DB_ALIAS]
-    sql = PAIRS_SQL.format(report=connection.ops.quote_name(Report._meta.db_table))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [first.pk, second.pk])
-        return [(bytes(a), bytes(b), int(count)) for a, b, count in cursor.fetchall()]
-
 
 def pair_table(first: Randomization, second: Randomization) -> PairTally:
-    """ldp's PairTally (n and T = sum_i c1_i c2_i^T) from the grouped report pairs: one product, no loop."""
-    m1, m2 = cast(Mechanism, first.build_mechanism()), cast(Mechanism, second.build_mechanism())
-    rows = pair_rows(first, second)
-    size1, size2 = m1.empty_tally().counts.size, m2.empty_tally().counts.size
-    if not rows:
-        return PairTally(0, np.zeros((size1, size2), dtype=np.int64))
-    c1 = report_counts(m1, m1.unpack_many(b"".join(a for a, _b, _n in rows)))
-    c2 = report_counts(m2, m2.unpack_many(b"".join(b for _a, b, _n in rows)))
-    weights = np.array([n for _a, _b, n in rows], dtype=np.int64)
-    return PairTally(int(weights.sum()), c1.T @ (weights[:, None] * c2))
+    """ldp's PairTally (n and T = sum_i c1_i c2_i^T) as the ``count_pairs`` job last stored it: O(cells).
+
+    Read where the results pages read their tallies (the replica, if any: :mod:`surveys.replica`).
+    """
+    sizes = (_mechanism(first).empty_tally().counts.size, _mechanism(second).empty_tally().counts.size)
+    return pair_counts.read_pair_tally(first, second, sizes)
+
+
+def _mechanism(randomization: Randomization) -> Mechanism:
+    return cast(Mechanism, randomization.build_mechanism())
 
 
 @dataclass(frozen=True)
@@ -125,7 +102,7 @@ class Crosstab:
 
     @staticmethod
     def _mechanism(randomization: Randomization) -> Mechanism:
-        return cast(Mechanism, randomization.build_mechanism())
+        return _mechanism(randomization)
 
 
 def crossable(state: SurveyState) -> dict[int, Randomization]:
@@ -159,10 +136,8 @@ class CrosstabError(ValueError):
 
 
 def read_crosstab(state: SurveyState, first: Question, second: Question) -> Crosstab:
-    """The post-hoc cross-tab of two crossable questions, computed once per pair of tallies (cached).
-
-    The pair table changes only when a submission answers both questions, which changes both
-    tallies' digests, so the two digests name it.
+    """The post-hoc cross-tab of two crossable questions from their stored pair counts; the estimate
+    is computed once per pair table (cached by its digest). No report is read.
     """
     randomizations = crossable(state)
     if first.pk not in randomizations or second.pk not in randomizations:
@@ -172,16 +147,16 @@ def read_crosstab(state: SurveyState, first: Question, second: Question) -> Cros
     if first.k * second.k > MAX_CELLS:
         raise CrosstabError("too many cells")
     r1, r2 = randomizations[first.pk], randomizations[second.pk]
-    parts = [randomization_digest(r1), state.digests[r1.pk], randomization_digest(r2), state.digests[r2.pk]]
+    tally = pair_table(r1, r2)
+    parts = [randomization_digest(r1), randomization_digest(r2), pair_counts.pair_digest(tally)]
     digest = hashlib.blake2b(":".join(parts).encode(), digest_size=12).hexdigest()
     key = f"murmur:crosstab:{ESTIMATES_VERSION}:{digest}"
     made = cache.get(key)
     if made is None:
-        tally = pair_table(r1, r2)
-        m1, m2 = Crosstab._mechanism(r1), Crosstab._mechanism(r2)
+        m1, m2 = _mechanism(r1), _mechanism(r2)
         estimate = posthoc_estimate(m1, m2, tally) if tally.n else None
         half_width = posthoc_expected_half_width(m1, m2, tally.n) if tally.n else None
-        made = (tally, estimate, half_width)
+        made = (estimate, half_width)
         cache.set(key, made, CACHE_SECONDS)
-    tally, estimate, half_width = made
+    estimate, half_width = made
     return Crosstab(first, second, r1, r2, tally, estimate, half_width, digest)

@@ -44,6 +44,7 @@ from surveys.kinds import (  # noqa: F401  (read here by the results and exports
 )
 from surveys.models import Question, Randomization, Survey
 from surveys.responding import tallies
+from surveys.responding.versions import survey_version
 from surveys.results import integrity, snapshots
 from surveys.sampling import Pool, pool_of
 
@@ -246,6 +247,13 @@ class SurveyState:
         for pk in sorted(self.digests):
             digest.update(f"{pk}:{self.digests[pk]};".encode())
         return digest.hexdigest()
+
+    @property
+    def version(self) -> int:
+        """The survey's version now (:mod:`surveys.responding.versions`): the live read's, or read now."""
+        if self.snapshot is not None:
+            return self.snapshot.current
+        return survey_version(self.survey)
 
     @property
     def reports(self) -> int:

@@ -18,7 +18,7 @@ from surveys.kinds.pair import heatmap
 from surveys.models import Survey
 from surveys.replica import reads_results
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import crosstabs, snapshots
+from surveys.results import crosstabs, pair_counts, snapshots
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
 from surveys.sampling import pool_of
@@ -82,12 +82,17 @@ def requested_crosstab(request: HtmxHttpRequest, survey_id: int) -> dict[str, An
     """:func:`crosstab_context` for the survey (if the user may read its results) and the questions asked for."""
     survey = get_survey_for_results(request.user, survey_id)
     first, second = request.GET.get("first", ""), request.GET.get("second", "")
-    return crosstab_context(survey, SurveyState.read(survey), first, second, band_kind(request))
+    state = SurveyState.read(survey, live=True)
+    pair_counts.keep_fresh(survey, state.version)
+    return crosstab_context(survey, state, first, second, band_kind(request))
 
 
 def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> HttpResponse:
-    """The cross-tab page (the fragment for htmx), with an ETag naming the tallies, both questions and the bands."""
-    state = SurveyState.read(survey, live=True)  # the pair table is re-joined at most once per snapshot
+    """The cross-tab page (the fragment for htmx), with an ETag naming the tallies, the pair counts'
+    last count, both questions and the bands. The pair table comes from the stored counts
+    (:mod:`surveys.results.pair_counts`), brought up to date by a job, never by this request."""
+    state = SurveyState.read(survey, live=True)
+    counted = pair_counts.keep_fresh(survey, state.version)
     first, second, bands = request.GET.get("first", ""), request.GET.get("second", ""), band_kind(request)
 
     def render_page() -> HttpResponse:
@@ -96,7 +101,7 @@ def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> Htt
         template = f"{CROSSTAB}#crosstab-body" if request.htmx else CROSSTAB
         return render(request, template, context, status=context["status"])
 
-    parts = ("crosstab", public, first, second, bands)
+    parts = ("crosstab", public, first, second, bands, counted)
     response = conditional(request, page_etag(request, survey, state, *parts), render_page)
     snapshots.publish(survey, state.snapshot)
     return response

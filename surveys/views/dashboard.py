@@ -37,7 +37,7 @@ from surveys.results.cards import cached_chart, matrix_cards, responses_timeline
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
 from surveys.views.crosstab import crosstab_url
-from surveys.views.reading import band_kind, conditional, estimate_kind, page_etag
+from surveys.views.reading import band_kind, conditional, estimate_kind, page_etag, rendered_once
 
 DASHBOARD = "surveys/results.html"
 
@@ -243,14 +243,20 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     timeline = over_time(survey, state)
     bands = band_kind(request)
 
-    def render_page() -> HttpResponse:
+    def render_page(csrf_token: str) -> HttpResponse:
         context = dashboard_context(survey, "consistent", state, timeline, bands)
         context["public"] = True
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=True)
+        context["csrf_token"] = csrf_token
         return render(request, "surveys/public_results.html", context)
 
-    response = conditional(request, page_etag(request, survey, state, "public", timeline[2], bands), render_page)
+    parts = ("public", timeline[2], bands)
+    response = conditional(
+        request,
+        page_etag(request, survey, state, *parts),
+        lambda: rendered_once(request, survey, state, parts, render_page),
+    )
     snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, no_cache=True)
     return response

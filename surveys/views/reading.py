@@ -6,7 +6,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.messages import get_messages
+from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseNotModified
+from django.middleware.csrf import get_token
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language
 
@@ -38,11 +41,50 @@ def page_etag(request: HtmxHttpRequest, survey: Survey, state: SurveyState, *par
     language, viewer and CSRF cookie (forms in the header carry its token). There is no
     Last-Modified: the server keeps no time finer than the hour.
     """
+    return f'"{_page_digest(request, survey, state, parts, csrf=True)}"'
+
+
+def _page_digest(
+    request: HtmxHttpRequest, survey: Survey, state: SurveyState, parts: tuple[object, ...], csrf: bool
+) -> str:
     questions = [(q.pk, q.position, q.text, q.options, q.mechanism, q.candidates) for q in state.questions]
     survey_fields = (survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at))
-    viewer = (request.user.pk, request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""), bool(request.htmx))
-    material = repr((PAGE_VERSION, state.signature, questions, survey_fields, get_language(), viewer, parts))
-    return f'"{short_digest(material)}"'
+    cookie = request.COOKIES.get(settings.CSRF_COOKIE_NAME, "") if csrf else None
+    viewer = (request.user.pk, cookie, bool(request.htmx))
+    words = (get_language(), timezone.get_current_timezone_name())
+    material = repr((PAGE_VERSION, state.signature, questions, survey_fields, words, viewer, parts))
+    return short_digest(material)
+
+
+#: Stands for the viewer's CSRF token in a page rendered once for every viewer (never a token itself).
+CSRF_PLACEHOLDER = "murmur-shared-page-csrf-token"
+#: How long a shared rendering is kept (a new snapshot names a new one anyway).
+SHARED_PAGE_SECONDS = 600
+
+
+def rendered_once(
+    request: HtmxHttpRequest, survey: Survey, state: SurveyState, parts: tuple[object, ...], render_page: Any
+) -> HttpResponse:
+    """The page rendered once per snapshot, words, language, viewer and ``parts`` (the cache), with this
+    viewer's CSRF token put in: a results page under live writes is rendered by one request per
+    snapshot, not by every reader. ``render_page(csrf_token)`` renders with the token given.
+
+    Pages with messages to show are rendered for their reader alone.
+    """
+    if len(get_messages(request)):
+        response: HttpResponse = render_page(get_token(request))
+        return response
+    key = f"murmur:page:{_page_digest(request, survey, state, parts, csrf=False)}"
+    found = cache.get(key)
+    if found is None:
+        response = render_page(CSRF_PLACEHOLDER)
+        if response.status_code != 200 or response.streaming:
+            return response
+        found = (response.content, response["Content-Type"])
+        cache.set(key, found, SHARED_PAGE_SECONDS)
+    content, content_type = found
+    token = get_token(request).encode()
+    return HttpResponse(content.replace(CSRF_PLACEHOLDER.encode(), token), content_type=content_type)
 
 
 def conditional(request: HtmxHttpRequest, etag: str, render_page: Any) -> HttpResponse:

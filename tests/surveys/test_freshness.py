@@ -90,3 +90,33 @@ def test_a_snapshot_holds_exactly_the_tallies_read_now(answered):
     snapshots.publish(answered, live.snapshot)
     assert cache.get(snapshots._key(answered)).version == survey_version(answered) == 1200
     assert not SurveyState.read(answered, live=True).snapshot.pending
+
+
+def test_the_public_page_is_rendered_once_per_snapshot_with_each_readers_own_csrf_token(
+    client, answered, monkeypatch, settings
+):
+    from django.middleware.csrf import _unmask_cipher_token
+    from django.test import Client
+
+    from surveys.views import dashboard
+    from surveys.views.reading import CSRF_PLACEHOLDER
+
+    answered.public_results = True
+    answered.save(update_fields=["public_results"])
+    real, renders = dashboard.dashboard_context, []
+    monkeypatch.setattr(dashboard, "dashboard_context", lambda *a, **k: renders.append(1) or real(*a, **k))
+    url = reverse("public_results", args=[answered.slug])
+    tokens = []
+    for reader in (client, Client(), Client()):
+        response = reader.get(url)
+        html = response.content.decode()
+        assert response.status_code == 200 and "<svg" in html and CSRF_PLACEHOLDER not in html
+        token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+        assert _unmask_cipher_token(token) == reader.cookies[settings.CSRF_COOKIE_NAME].value
+        tokens.append(token)
+    assert len(renders) == 1 and len(set(tokens)) == 3
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="ko").status_code == 200
+    assert len(renders) == 2  # another language: another rendering
+    make_reports(answered.questions.first(), [0, 1], seed=9)
+    assert client.get(url).status_code == 200
+    assert len(renders) == 3  # a new snapshot: rendered again, once

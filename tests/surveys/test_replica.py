@@ -47,7 +47,7 @@ def test_results_views_read_from_the_replica_and_the_builder_does_not(organizer_
 
 
 def test_the_cross_tabs_pair_table_is_read_where_the_tallies_are(organizer_client, organizer, monkeypatch):
-    from surveys.models import Report
+    from surveys.models import PairCount
     from tests.base import make_joint_reports
 
     survey = make_open_survey(organizer, questions=2)
@@ -64,4 +64,4 @@ def test_the_cross_tabs_pair_table_is_read_where_the_tallies_are(organizer_clien
     monkeypatch.setattr(ResultsReplicaRouter, "db_for_read", record)
     query = f"?first={first.pk}&second={second.pk}"
     assert organizer_client.get(reverse("survey_crosstab", args=[survey.pk]) + query).status_code == 200
-    assert (Report, REPLICA) in seen
+    assert (PairCount, REPLICA) in seen
