@@ -480,7 +480,13 @@ def assess(
 
     favored: tuple[int, ...] = ()
     recovered, recovery, recovered_errors = plain, "", None
-    if significant and isinstance(mechanism, SampledUnaryEncoding) and profile is not None and mask is not None:
+    if (
+        significant
+        and isinstance(mechanism, SampledUnaryEncoding)
+        and profile is not None
+        and mask is not None
+        and profile[~mask, 0].sum() > 0  # no report outside the fakes' weights: nothing to recover from
+    ):
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
         if mechanism.d == 1 and mask.tolist() == [False, True]:
             clean, genuine = zero_bit_estimate(mechanism, tally, profile)

@@ -248,3 +248,15 @@ def test_the_bit_contrast_test_finds_fakes_that_pad_to_the_honest_weight(name, p
         profile = report_weights.weight_profile(mechanism, packed)
         p = weight_tests.bit_contrast_test(mechanism, profile, mechanism.tally(packed))
         assert (p < 1e-3) if low else (p > 0.05)
+
+
+def test_reports_that_all_sit_on_the_fakes_weight_leave_nothing_to_recover_from():
+    # Every report has all bits set: the crowded weight holds them all, so the weight-conditioned
+    # estimate would divide by zero genuine reports; the assessment falls back instead of failing.
+    mechanism = make_mechanism("oue", k=4, epsilon=1.0)
+    packed = np.ones((40, 4), dtype=np.uint8)
+    with np.errstate(all="raise"):
+        result = integrity.assess(mechanism, mechanism.tally(packed), report_weights.weight_profile(mechanism, packed))
+    assert result.significant
+    assert result.recovery != "weights"
+    assert np.all(np.isfinite(result.recovered))

@@ -36,9 +36,9 @@ def survey(organizer):
     )
     actions.do_open_survey(survey)
     rng = np.random.default_rng(5)
-    for question in survey.questions.all():
+    for index, question in enumerate(survey.questions.all()):
         shares = SHARES if question.k == 3 else [0.6, 0.4]
-        make_reports(question, list(rng.choice(question.k, size=600, p=shares)), seed=question.pk)
+        make_reports(question, list(rng.choice(question.k, size=600, p=shares)), seed=index)
     return survey
 
 
