@@ -301,7 +301,8 @@ class TextSketch:
         outside = max(self.second_moment(counts) - float(np.sum(np.maximum(estimate, 0) ** 2)), 0.0)
         variances = randomization + stretch**2 * (1 / m) * (1 - 1 / m) / self.hash_count * outside
         errors = np.sqrt(np.einsum("xs,s,xs->x", inverse, variances, inverse))
-        found = estimate / errors > stats.norm.isf(alpha / len(names))
+        # A zero standard error (one report, or every report alike) measures nothing: no finding.
+        found = (errors > 0) & (estimate > stats.norm.isf(alpha / len(names)) * errors)
         return TextCount(names, estimate, errors, found, n)
 
 

@@ -158,3 +158,15 @@ def test_found_means_significant_at_the_level_asked_with_bonferroni(kind):
         result = sketch.query(counts, texts, alpha=alpha)
         z = result.counts / result.standard_errors
         assert result.found.tolist() == (z > stats.norm.isf(alpha / 4)).tolist()
+
+
+@pytest.mark.parametrize("kind", [TextSketch, HadamardTextSketch])
+def test_one_report_is_counted_without_dividing_by_a_zero_error(kind):
+    # One report gives a zero plug-in variance; the query must not divide by it nor claim a finding.
+    sketch = kind(epsilon=1.0)
+    counts = sketch.simulate_counts(["a", "b"], [1, 0], rng=3)
+    with np.errstate(all="raise"):
+        result = sketch.query(counts, ["a", "b"])
+    assert result.n == 1
+    assert np.all(np.isfinite(result.counts)) and np.all(result.standard_errors >= 0)
+    assert not result.found[result.standard_errors == 0].any()
