@@ -62,8 +62,14 @@ FILLS: dict[Family, Fill] = {"shares": "fake", "mean": "fake", "multi": "not-ask
 #: one-option report), but not in :data:`NAMES`, the LDP mechanisms every generic test iterates over.
 NOT_RANDOMIZED: tuple[str, ...] = ("direct",)
 
+#: Phase-2 designs of a two-phase survey (:mod:`ldp.adaptive`): epsilon-LDP mechanisms of the "shares"
+#: family whose parameters the server chooses from phase 1's reports, never offered to a builder and
+#: not in :data:`NAMES` (their estimate alone does not identify every option, which the generic
+#: estimation tests assume; :class:`ldp.mechanisms.focus.FocusedResponse` has its own tests).
+PHASE_TWO: tuple[str, ...] = ("focus",)
+
 _RANDOMIZED_FAMILY: dict[str, Family] = {name: family for family in FAMILIES for name in NAMES[family]}
-_FAMILY_OF: dict[str, Family] = _RANDOMIZED_FAMILY | dict.fromkeys(NOT_RANDOMIZED, "shares")
+_FAMILY_OF: dict[str, Family] = _RANDOMIZED_FAMILY | dict.fromkeys(NOT_RANDOMIZED + PHASE_TWO, "shares")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ldp.mechanisms import Mechanism, OptimizedUnaryEncoding, SymmetricUnaryEnco
 SUPPORT_COUNT_MECHANISMS = ("krr", "sue", "oue", "olh", "subset")
 
 
-def _support_counts(mechanism: Mechanism, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
+def support_counts(mechanism: Mechanism, rows: np.ndarray) -> tuple[np.ndarray, float, float]:
     """(per-option support counts, P(support | own answer), P(support | another answer))."""
     if isinstance(mechanism, (SymmetricUnaryEncoding, OptimizedUnaryEncoding)):
         # The tally is (times each bit was sampled, times it was 1); a full unary encoding samples
@@ -55,7 +55,7 @@ def support_bayesian_update(
     >>> support_bayesian_update(m, np.r_[np.full(3, 1000), ones]).round(6).tolist()
     [0.6, 0.3, 0.1]
     """
-    supports, diagonal, other = _support_counts(mechanism, np.atleast_2d(np.asarray(counts, dtype=float)))
+    supports, diagonal, other = support_counts(mechanism, np.atleast_2d(np.asarray(counts, dtype=float)))
     k = mechanism.k
     column = diagonal + (k - 1) * other
     a, b = diagonal / column, other / column  # A / c = (a - b) I + b, columns summing to 1

@@ -33,7 +33,10 @@ A mechanism is named by a string (``"krr"``, ``"piecewise"``, ``"set-oue"``, ``"
 :func:`build` makes one from its name, epsilon and its stored parameters, :func:`family_of` says
 its family, and :data:`NAMES` lists the names of each family in the order a builder offers them
 (the one source for the browser's name lists). A choice question asked directly (no randomization, epsilon infinite:
-:class:`ldp.direct.DirectAnswer`) is built here too, by the name in :data:`NOT_RANDOMIZED`;
+:class:`ldp.direct.DirectAnswer`) is built here too, by the name in :data:`NOT_RANDOMIZED`, and so
+are the phase-2 designs of a two-phase survey (:data:`PHASE_TWO`: focused response,
+:class:`ldp.mechanisms.focus.FocusedResponse`, epsilon-LDP with parameters chosen by
+:func:`ldp.adaptive.retune` from phase 1's reports, never offered to a builder);
 :func:`randomized` says which names are local DP mechanisms. The per-family constants
 (:data:`ldp.mechanisms.MECHANISMS`, :data:`ldp.numeric.NUMERIC_MECHANISMS`,
 :data:`ldp.multiselect.SET_MECHANISMS`, :data:`ldp.textreports.TEXT_MECHANISMS`) are views of
@@ -84,6 +87,7 @@ from ldp.families import (
     FILLS,
     NAMES,
     NOT_RANDOMIZED,
+    PHASE_TWO,
     TWO_OPTIONS,
     Candidate,
     Estimate,
@@ -104,6 +108,7 @@ __all__ = [
     "FILLS",
     "NAMES",
     "NOT_RANDOMIZED",
+    "PHASE_TWO",
     "TWO_OPTIONS",
     "Candidate",
     "Estimate",

@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the repetitions")
     parser.add_argument("--large-k", action="store_true", help="adjustment: the large-k grid, k from 2 to 256")
     parser.add_argument("--repetitions", type=int, help="override the experiment's repetitions")
-    parser.add_argument("--options", type=int, nargs="*", help="adjustment: only these k (numbers of options)")
+    parser.add_argument("--options", type=int, nargs="*", help="adjustment, adaptive: only these k")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     everything = [
@@ -87,7 +87,8 @@ def main() -> None:
         elif name == "simultaneous":
             print(simultaneous.markdown(simultaneous.run(args.out, repetitions=2000 // scale)))
         elif name == "adaptive":
-            print(adaptive.markdown(adaptive.run(args.repetitions or 100 // scale, args.out)))
+            options = tuple(args.options) if args.options else adaptive.OPTIONS
+            print(adaptive.markdown(adaptive.run(args.repetitions or 100 // scale, args.out, options)))
         elif name == "adjustment":
             grid = dict(adjustment.LARGE_K_GRID if args.large_k else {})
             if args.options:

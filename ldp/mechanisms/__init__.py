@@ -16,6 +16,7 @@ from ldp.families import names
 from ldp.mechanisms.base import Mechanism, Tally
 from ldp.mechanisms.bitflip import DBitFlip, OptimizedUnaryEncoding, SymmetricUnaryEncoding
 from ldp.mechanisms.cms import CountMeanSketch
+from ldp.mechanisms.focus import FocusedResponse
 from ldp.mechanisms.hadamard import HadamardResponse
 from ldp.mechanisms.hcms import HadamardCountMeanSketch
 from ldp.mechanisms.krr import KRandomizedResponse
@@ -27,6 +28,7 @@ __all__ = [
     "MECHANISMS",
     "CountMeanSketch",
     "DBitFlip",
+    "FocusedResponse",
     "HadamardCountMeanSketch",
     "HadamardResponse",
     "OptimalLocalHashing",
@@ -55,7 +57,8 @@ _CLASSES: dict[str, type[Mechanism]] = {
     )
 } | dict(DESIGNS)
 # Built by make_mechanism, but not a randomized mechanism (ldp.families.NOT_RANDOMIZED).
-_DIRECT: dict[str, type[Mechanism]] = {DirectAnswer.name: DirectAnswer}
+# Built by make_mechanism too: the phase-2 designs of a two-phase survey (ldp.families.PHASE_TWO).
+_DIRECT: dict[str, type[Mechanism]] = {DirectAnswer.name: DirectAnswer, FocusedResponse.name: FocusedResponse}
 MECHANISMS: dict[str, type[Mechanism]] = {name: _CLASSES[name] for name in names("shares")}
 
 

@@ -373,19 +373,24 @@ class OneOptionReport:
     k: int
 
     @property
+    def report_values(self) -> int:
+        """How many values a report takes: k, unless the reports name buckets of options."""
+        return self.k
+
+    @property
     def report_width(self) -> int:
         return 1
 
     def parse_report(self, obj: Any) -> bytes:
         report = require_fields(obj, {"value"})
-        return bytes([require_int(report["value"], "value", 0, self.k - 1)])
+        return bytes([require_int(report["value"], "value", 0, self.report_values - 1)])
 
     def unpack_report(self, packed: bytes) -> dict[str, Any]:
         return {"value": packed[0]}
 
     def tally(self, packed: np.ndarray) -> Tally:
         values = packed[:, 0]
-        return Tally(int(values.size), np.bincount(values, minlength=self.k).astype(np.int64))
+        return Tally(int(values.size), np.bincount(values, minlength=self.report_values).astype(np.int64))
 
     def observed_mean(self, tally: Tally) -> np.ndarray:
         return tally.counts / tally.n

@@ -50,7 +50,9 @@ export const FAMILIES = Object.freeze({
   multi: Object.freeze(["set-sue", "set-oue", "padding-krr", "padding-olh"]),
   text: Object.freeze(["text-cms", "text-hcms", "rappor"]),
 });
-export const CATEGORICAL_MECHANISMS = FAMILIES.shares;
+/** ldp.registry.PHASE_TWO: shares mechanisms of a two-phase survey's phase 2, never offered to a builder. */
+export const PHASE_TWO = Object.freeze(["focus"]);
+export const CATEGORICAL_MECHANISMS = Object.freeze([...FAMILIES.shares, ...PHASE_TWO]);
 export const NUMERIC_MECHANISMS = FAMILIES.mean;
 export const SET_MECHANISMS = FAMILIES.multi;
 export const TEXT_MECHANISMS = FAMILIES.text;

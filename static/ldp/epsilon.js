@@ -66,6 +66,7 @@ const separates = (hashes) => hashes.some((row) => row.some((cell) => cell !== r
 /** @type {Record<string, (spec: any) => number>} */
 const CATEGORICAL = {
   krr: (s) => absLogRatio(s.keep_probability, (1 - s.keep_probability) / (s.k - 1)),
+  focus: (s) => absLogRatio(s.keep_probability, (1 - s.keep_probability) / s.focus.length),
   olh: (s) => absLogRatio(s.keep_probability, (1 - s.keep_probability) / (s.range_size - 1)),
   subset: (s) => absLogRatio(s.in_probability * (s.k - s.subset_size), (1 - s.in_probability) * s.subset_size),
   dbitflip: unaryEpsilon,

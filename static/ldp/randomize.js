@@ -23,6 +23,12 @@
  * @property {number} k
  * @property {number} keep_probability
  *
+ * @typedef {object} FocusSpec  focused response (ldp/mechanisms/focus.py)
+ * @property {"focus"} mechanism
+ * @property {number} k
+ * @property {number[]} focus          the m named options; every other option is bucket m
+ * @property {number} keep_probability p = e^epsilon / (e^epsilon + m)
+ *
  * @typedef {object} CmsSpec
  * @property {"cms"} mechanism
  * @property {number} k
@@ -70,7 +76,7 @@
  * @property {"forced-response" | "unrelated-question" | "warner" | "crosswise"} mechanism
  * @property {number} k
  *
- * @typedef {KrrSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec | DesignSpec} ClientSpec
+ * @typedef {KrrSpec | FocusSpec | CmsSpec | DBitFlipSpec | OlhSpec | SubsetSpec | HadamardSpec | HcmsSpec | DesignSpec} ClientSpec
  */
 
 import { randomizeDesign } from "./designs.js";
@@ -151,6 +157,24 @@ export function randomizeKrr(spec, value, random) {
   if (bernoulli(spec.keep_probability, random)) return { value };
   const other = uniformInt(spec.k - 1, random);
   return { value: other >= value ? other + 1 : other };
+}
+
+/**
+ * Focused response: the answer's bucket (its position in `focus`, or m for any other option),
+ * kept with probability keep_probability, else a uniform other one of the m + 1 buckets.
+ * @param {FocusSpec} spec
+ * @param {number} value
+ * @param {RandomSource} random
+ * @returns {{value: number}}
+ */
+export function randomizeFocus(spec, value, random) {
+  checkAnswer(spec, value, ["focus"]);
+  const m = spec.focus.length;
+  const named = spec.focus.indexOf(value);
+  const bucket = named === -1 ? m : named;
+  if (bernoulli(spec.keep_probability, random)) return { value: bucket };
+  const other = uniformInt(m, random);
+  return { value: other >= bucket ? other + 1 : other };
 }
 
 /**
@@ -285,6 +309,7 @@ export function randomizeHcms(spec, value, random) {
 
 const RANDOMIZERS = {
   krr: randomizeKrr,
+  focus: randomizeFocus,
   cms: randomizeCms,
   dbitflip: randomizeDBitFlip,
   // SUE and OUE are unary encodings of every bucket: dBitFlip's randomizer with d = k.

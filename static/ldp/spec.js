@@ -200,6 +200,18 @@ const CHECKS = {
   warner: checkMirrored,
   crosswise: checkMirrored,
   krr: (spec) => probabilityField(spec, "keep_probability"),
+  focus: (spec) => {
+    probabilityField(spec, "keep_probability");
+    const focus = spec.focus;
+    if (!Array.isArray(focus) || focus.length < 1 || focus.length > spec.k - 1) {
+      throw new SpecError("focus", `must be a list of 1 to ${spec.k - 1} options, got ${show(focus)}`);
+    }
+    focus.forEach((option, i) => {
+      if (typeof option !== "number" || !Number.isInteger(option) || option < 0 || option >= spec.k || focus.indexOf(option) !== i) {
+        throw new SpecError(`focus[${i}]`, `must be an option in [0, ${spec.k}) named once, got ${show(option)}`);
+      }
+    });
+  },
   cms: (spec) => checkSketch(spec, MAX_CMS_WIDTH),
   hcms: (spec) => {
     checkSketch(spec, MAX_HCMS_WIDTH);

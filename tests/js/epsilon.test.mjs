@@ -51,6 +51,7 @@ function randomProbability(random) {
 const TAMPERABLE = {
   "krr-k5": ["keep_probability"],
   "krr-k2": ["keep_probability"],
+  "focus-k5-m2": ["keep_probability"],
   "cms-tiny": ["keep_probability"],
   "hcms-tiny": ["keep_probability"],
   "4bitflip": ["true_bit_probability", "other_bit_probability"],

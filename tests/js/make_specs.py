@@ -42,6 +42,8 @@ CASES = {
     "krr-k5": ("krr", 5, 1.0, {}),
     "krr-k2": ("krr", 2, 0.5, {}),
     "krr-k12": ("krr", 12, 3.0, {}),
+    "focus-k5-m2": ("focus", 5, 1.0, {"focus": [3, 0]}),
+    "focus-k20-m4": ("focus", 20, 0.5, {"focus": [0, 1, 2, 3], "within": list(range(1, 17))}),
     "cms-default": ("cms", 5, 2.0, {}),
     "cms-small": ("cms", 5, 1.0, {"hash_count": 16, "width": 16, "hash_seed": 1}),
     "cms-tiny": ("cms", 3, 1.0, {"hash_count": 3, "width": 4, "hash_seed": 1}),
@@ -91,6 +93,8 @@ NUMERIC_CASES = {
 
 # Edge cases for the privacy table only: boundaries of k, d, omega, the Hadamard size, OLH's prime.
 PRIVACY_CASES = {
+    "focus-k2-m1-eps10": ("focus", 2, 10.0, {"focus": [1]}),
+    "focus-k256-m8-eps001": ("focus", 256, 0.01, {"focus": list(range(8))}),
     "krr-k2-eps10": ("krr", 2, 10.0, {}),
     "krr-k256-eps001": ("krr", 256, 0.01, {}),
     "subset-k2": ("subset", 2, 1.0, {}),
@@ -261,10 +265,18 @@ def render_constants() -> str:
     ]
     lines += [f"  {family}: Object.freeze({json.dumps(list(names))})," for family, names in families.items()]
     lines += ["});"]
-    # The names the JavaScript modules have always used for each family's list.
+    from ldp import registry
+
+    lines += [
+        "/** ldp.registry.PHASE_TWO: shares mechanisms of a two-phase survey's phase 2, never offered to a builder. */",
+        f"export const PHASE_TWO = Object.freeze({json.dumps(list(registry.PHASE_TWO))});",
+    ]
+    # The names the JavaScript modules have always used for each family's list; a phase-2 spec is
+    # checked, randomized and its epsilon stated as every shares spec is.
     aliases = {"shares": "CATEGORICAL", "mean": "NUMERIC", "multi": "SET", "text": "TEXT"}
     for family in families:
-        lines += [f"export const {aliases[family]}_MECHANISMS = FAMILIES.{family};"]
+        value = "Object.freeze([...FAMILIES.shares, ...PHASE_TWO])" if family == "shares" else f"FAMILIES.{family}"
+        lines += [f"export const {aliases[family]}_MECHANISMS = {value};"]
     return "\n".join(lines) + "\n"
 
 

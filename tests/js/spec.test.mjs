@@ -11,6 +11,7 @@ import {
   randomize,
   randomizeCms,
   randomizeDBitFlip,
+  randomizeFocus,
   randomizeHadamard,
   randomizeHcms,
   randomizeKrr,
@@ -55,6 +56,7 @@ function assertRefused(spec, { field, answer = 0, randomizer } = {}) {
 
 const RANDOMIZER = {
   krr: randomizeKrr,
+  focus: randomizeFocus,
   cms: randomizeCms,
   hcms: randomizeHcms,
   dbitflip: randomizeDBitFlip,

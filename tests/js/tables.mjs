@@ -69,6 +69,17 @@ export function krrTable(spec) {
   );
 }
 
+/** Focused response: P[report = y | answer = v], y over the m + 1 buckets. */
+export function focusTable(spec) {
+  const m = spec.focus.length;
+  const q = (1 - spec.keep_probability) / m;
+  return Array.from({ length: spec.k }, (_, v) => {
+    const named = spec.focus.indexOf(v);
+    const bucket = named === -1 ? m : named;
+    return Array.from({ length: m + 1 }, (_, y) => (y === bucket ? spec.keep_probability : q));
+  });
+}
+
 export function cmsTable(spec) {
   const p = spec.keep_probability;
   return Array.from({ length: spec.k }, (_, v) => {
@@ -163,6 +174,7 @@ export function hcmsTable(spec) {
 export function reportTable(spec) {
   const builders = {
     krr: krrTable,
+    focus: focusTable,
     cms: cmsTable,
     hcms: hcmsTable,
     dbitflip: bitflipTable,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ldp import make_mechanism
-from ldp.adaptive import combine, combined_consistent, design_candidates, retune
+from ldp.adaptive import combine, combined_consistent, design_candidates, focus_candidates, joint_shares, retune
 from ldp.estimators import estimate_proportions
 
 
@@ -59,3 +59,49 @@ def test_the_combined_estimate_is_consistent_and_inside_its_bands():
     low, high = estimate.confidence_interval()
     assert estimate.proportions.sum() == pytest.approx(1.0) and np.all(estimate.proportions >= 0)
     assert np.all((low <= estimate.proportions) & (estimate.proportions <= high))
+
+
+def test_every_focused_design_retune_can_choose_is_epsilon_ldp_exactly():
+    """Focused response on phase 1's largest options, m = 1 .. 8 at k = 20: enumerated ratio = epsilon."""
+    shares = 1.0 / np.arange(1, 21) ** 1.1
+    for mechanism in focus_candidates(shares / shares.sum(), 20, 1.0):
+        p = mechanism.report_probabilities()
+        assert np.log(p.max(axis=0) / p.min(axis=0)).max() == pytest.approx(1.0, abs=1e-9)
+        assert mechanism.params()["focus"] == list(range(len(mechanism.params()["focus"])))
+
+
+def test_retune_focuses_on_one_option_that_phase_one_found_dominant():
+    """90 % on one option of ten, 5,000 respondents to come, epsilon = 1: naming it beats every
+    full-domain design, and the design is built from the phase-1 estimate alone."""
+    shares = np.r_[0.9, np.full(9, 0.1 / 9)]
+    design = retune(shares, 10, 1.0, 5000, focus=True)
+    assert design.mechanism == "focus" and design.params["focus"][0] == 0
+    assert design == retune(shares.copy(), 10, 1.0, 5000, focus=True)
+    assert retune(shares, 10, 1.0, 5000, focus=True, evenness_p=0.5).mechanism != "focus"
+
+
+def test_joint_shares_of_one_design_split_in_two_is_that_design_s_likelihood():
+    """Two k-RR versions with the same parameters: the joint likelihood is the pooled tally's."""
+    mechanism = make_mechanism("krr", k=5, epsilon=1.0)
+    one, two = mechanism.sample_tallies(np.array([40, 30, 20, 5, 5]), 2, rng=5)
+    split = joint_shares([(mechanism, one, 100), (mechanism, two, 100)])
+    pooled = joint_shares([(mechanism, one + two, 200)])
+    np.testing.assert_allclose(split, pooled, atol=1e-6)
+
+
+@pytest.mark.parametrize("first", ["krr", "subset"])
+def test_joint_shares_recover_every_option_from_a_full_and_a_focused_version(first):
+    """At the expected tallies (no noise) the joint estimate is the truth: phase 1 identifies the
+    split inside the bucket, phase 2 the named options and the bucket's total."""
+    truth = np.array([0.35, 0.25, 0.15, 0.1, 0.1, 0.05])
+    one = make_mechanism(first, k=6, epsilon=1.0)
+    two = make_mechanism("focus", k=6, epsilon=1.0, focus=[0, 1])
+    ones = 1000 * one.response_matrix @ truth
+    twos = 9000 * two.response_matrix @ truth
+    estimate = joint_shares([(one, ones, 1000), (two, twos, 9000)], tolerance=1e-13, iterations=100_000)
+    np.testing.assert_allclose(estimate, truth, atol=1e-6)
+
+
+def test_joint_shares_refuse_a_tally_that_is_not_one_report_per_count():
+    with pytest.raises(ValueError, match="joint_shares"):
+        joint_shares([(make_mechanism("hadamard", k=5, epsilon=1.0), np.ones(5), 10)])

@@ -9,6 +9,7 @@ import pytest
 
 from ldp import CountMeanSketch, DBitFlip, KRandomizedResponse, posterior_bound, worst_case_log_ratio
 from ldp.mechanisms import (
+    FocusedResponse,
     HadamardCountMeanSketch,
     HadamardResponse,
     OptimalLocalHashing,
@@ -35,6 +36,10 @@ ENUMERABLE = [
     HadamardCountMeanSketch(k=3, epsilon=1.0, hash_count=3, width=4, hash_seed=1),
     OptimalLocalHashing(k=3, epsilon=1.0, range_size=3, prime=5),
     OptimalLocalHashing(k=4, epsilon=1.0, range_size=2, prime=7),
+    *(
+        FocusedResponse(k=k, epsilon=1.0, focus=f)
+        for k, f in ((2, (1,)), (5, (3, 0)), (20, (0, 1, 2, 3)), (6, (0, 1, 2, 3, 4)))
+    ),
 ]
 
 
@@ -62,6 +67,7 @@ def test_opendp_boundary_case():
         lambda e: HadamardResponse(k=64, epsilon=e),
         lambda e: HadamardCountMeanSketch(k=5, epsilon=e),
         lambda e: OptimalLocalHashing(k=20, epsilon=e),
+        lambda e: FocusedResponse(k=256, epsilon=e, focus=tuple(range(8))),
     ],
     ids=[
         "krr5",
@@ -77,6 +83,7 @@ def test_opendp_boundary_case():
         "hr",
         "hcms",
         "olh",
+        "focus",
     ],
 )
 def test_closed_form_ratio_is_exactly_epsilon(build, epsilon):
