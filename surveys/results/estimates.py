@@ -10,6 +10,7 @@ estimates of a (randomization, tally) pair are computed once and then served fro
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -180,6 +181,25 @@ def cached_estimates(
     return estimates
 
 
+class SnapshotTallies(Mapping[int, ldp.Tally]):
+    """The snapshot's tallies of the randomizations ``wanted``, fetched only when one is asked for:
+    a 304 or a poll signs the page with the digests alone and never unpickles a tally."""
+
+    def __init__(self, snapshot: snapshots.Snapshot, wanted: frozenset[int]) -> None:
+        self.snapshot, self.wanted = snapshot, wanted
+
+    def __getitem__(self, pk: int) -> ldp.Tally:
+        if pk not in self.wanted:
+            raise KeyError(pk)
+        return self.snapshot.tallies[pk]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.wanted)
+
+    def __len__(self) -> int:
+        return len(self.wanted)
+
+
 @dataclass
 class SurveyState:
     """A survey's questions, every randomization and its tally, read in a fixed number of queries."""
@@ -188,7 +208,8 @@ class SurveyState:
     questions: list[Question]
     randomizations: dict[int, list[Randomization]]
     """Per question id, its randomizations, newest first."""
-    tallies: dict[int, ldp.Tally]
+    tallies: Mapping[int, ldp.Tally]
+    """Per randomization id, its tally (from a snapshot: fetched when first asked for)."""
     digests: dict[int, str] = field(default_factory=dict)
     snapshot: snapshots.Snapshot | None = None
     """Where a live read got its tallies: its age and how many responses it lacks (None: read now)."""
@@ -227,9 +248,9 @@ class SurveyState:
             )
             snapshot = snapshot or snapshots.read(survey, every)
             wanted = {r.pk for versions in by_question.values() for r in versions}
-            read = {pk: t for pk, t in snapshot.tallies.items() if pk in wanted}
-            digests = {pk: snapshot.digests[pk] for pk in read}
-            return cls(survey, questions, by_question, read, digests, snapshot, pool_of(survey))
+            digests = {pk: digest for pk, digest in snapshot.digests.items() if pk in wanted}
+            lazy = SnapshotTallies(snapshot, frozenset(digests))
+            return cls(survey, questions, by_question, lazy, digests, snapshot, pool_of(survey))
         read = tallies.read_tallies(r for versions in by_question.values() for r in versions)
         digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
         return cls(survey, questions, by_question, read, digests, pool=pool_of(survey))

@@ -14,15 +14,23 @@ tallies are kept in the cache as a :class:`Snapshot` labelled with the survey's 
   charts and then publishes the new snapshot (:func:`surveys.results.refresh.run_refresh`). No request waits for it.
 
 Only the first view of a survey with no snapshot reads the tallies itself, and publishes them once
-its page is drawn. Estimates and charts are cached by the tallies' digests
+its page is drawn.
+
+A snapshot is kept under two keys: its head (version, time, each tally's digest, the hourly
+counts: O(questions + hours) bytes) and its tallies (O(cells): 65,536 for a count sketch, 8,256
+for a short answer), under a key named by the digests. A 304 or a poll needs only the head (the
+page's signature is the digests'); the tallies are read from the cache when a page first asks
+for one (:attr:`Snapshot.tallies`). Should they be gone from the cache while the head is not,
+they are read now and published again. Estimates and charts are cached by the tallies' digests
 (:func:`surveys.results.estimates.cached_estimates`, :func:`surveys.results.charts.cached_chart`).
 Exports and jobs read the tallies themselves (``SurveyState.read`` without ``live``), never a snapshot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -39,11 +47,13 @@ SNAPSHOT_SECONDS = 24 * 3600
 
 @dataclass
 class Snapshot:
-    """Every tally of a survey as read at ``version`` (``computed_at``: ``time.time()`` then)."""
+    """Every tally of a survey as read at ``version`` (``computed_at``: ``time.time()`` then).
 
+    The tallies themselves are fetched from the cache on first use (:attr:`tallies`)."""
+
+    survey_id: int
     version: int
     computed_at: float
-    tallies: dict[int, ldp.Tally]
     digests: dict[int, str]
     hourly: list[tuple[datetime, int]]
     """The hourly response counts read with the tallies (the responses-over-time chart)."""
@@ -51,6 +61,8 @@ class Snapshot:
     """The survey's version when this snapshot was served."""
     pending: bool = False
     """Read by this request, and published (:func:`publish`) once its page is drawn."""
+    loaded: dict[int, ldp.Tally] | None = field(default=None, repr=False, compare=False)
+    """The tallies, once read (never stored with the head)."""
 
     @property
     def behind(self) -> int:
@@ -62,9 +74,32 @@ class Snapshot:
         """Whole seconds since the snapshot was read."""
         return int(time.time() - self.computed_at)
 
+    @property
+    def tallies_key(self) -> str:
+        """Where the tallies are cached: named by their digests, so equal tallies share one entry."""
+        material = repr(sorted(self.digests.items())).encode()
+        return f"murmur:snapshot-tallies:{self.survey_id}:{hashlib.blake2b(material, digest_size=12).hexdigest()}"
+
+    @property
+    def tallies(self) -> dict[int, ldp.Tally]:
+        """Every tally of the snapshot: from the cache the first time one is asked for."""
+        if self.loaded is None:
+            found: dict[int, ldp.Tally] | None = cache.get(self.tallies_key)
+            if found is None or set(found) != set(self.digests):
+                found = self._read_again()
+            self.loaded = found
+        return self.loaded
+
+    def _read_again(self) -> dict[int, ldp.Tally]:
+        """The head outlived its tallies in the cache: read them now, and publish them with the page."""
+        read = tallies.read_tallies(Randomization.objects.filter(pk__in=list(self.digests)))
+        self.digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
+        self.pending = True
+        return read
+
 
 def _key(survey: Survey) -> str:
-    return f"murmur:snapshot:{survey.pk}"
+    return f"murmur:snapshot-head:{survey.pk}"
 
 
 def read(survey: Survey, randomizations: list[Randomization]) -> Snapshot:
@@ -99,7 +134,7 @@ def read_now(survey: Survey, randomizations: list[Randomization], version: int) 
     read = tallies.read_tallies(randomizations)
     digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
     hourly = tallies.hourly_counts(survey)
-    return Snapshot(version, time.time(), read, digests, hourly, current=version, pending=True)
+    return Snapshot(survey.pk, version, time.time(), digests, hourly, current=version, pending=True, loaded=read)
 
 
 def publish(survey: Survey, snapshot: Snapshot | None) -> None:
@@ -107,12 +142,14 @@ def publish(survey: Survey, snapshot: Snapshot | None) -> None:
     if snapshot is None or not snapshot.pending:
         return
     snapshot.pending = False
-    cache.set(_key(survey), snapshot, SNAPSHOT_SECONDS)
+    head = replace(snapshot, loaded=None, current=0)
+    # The tallies first: a reader who finds the head finds them too (set_many keeps this order).
+    cache.set_many({snapshot.tallies_key: snapshot.tallies, _key(survey): head}, SNAPSHOT_SECONDS)
 
 
 def _filled(snapshot: Snapshot, randomizations: list[Randomization]) -> Snapshot:
     """The snapshot with the tally of any randomization made since it was read (read now: rare)."""
-    missing = [r for r in randomizations if r.pk not in snapshot.tallies]
+    missing = [r for r in randomizations if r.pk not in snapshot.digests]
     if missing:
         read_now = tallies.read_tallies(missing)
         snapshot.tallies.update(read_now)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime
 
@@ -10,7 +11,7 @@ from django.utils import timezone
 from django.utils.formats import date_format, get_format, number_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.translation import pgettext
+from django.utils.translation import get_language, pgettext
 
 register = template.Library()
 
@@ -20,8 +21,8 @@ def percent(value: float | None, digits: int = 1) -> str:
     """0.1234 -> "12.3 %" (locale-aware decimal separator)."""
     if value is None:
         return ""
-    # Translators: a percentage; Korean writes the sign without a space ("12.3%").
-    return pgettext("a number with a percent sign", "%(number)s %%") % {"number": points(value, digits)}
+    rounded = round(100 * float(value), digits)
+    return _percent(get_language(), rounded, math.copysign(1.0, rounded), digits)
 
 
 @register.filter
@@ -30,7 +31,23 @@ def points(value: float | None, digits: int = 1) -> str:
     if value is None:
         return ""
     # number_format truncates the digits it drops; round first.
-    return number_format(round(100 * float(value), digits), decimal_pos=digits)
+    rounded = round(100 * float(value), digits)
+    return _points(get_language(), rounded, math.copysign(1.0, rounded), digits)
+
+
+# A results page prints thousands of percentages, nearly all among the 1,001 of one decimal in
+# [0, 100]: each is formatted once per language and process (the language is part of the key;
+# the sign too, since -0.0 == 0.0 but they print differently).
+@functools.lru_cache(maxsize=8192)
+def _points(language: str | None, rounded: float, sign: float, digits: int) -> str:
+    return number_format(rounded, decimal_pos=digits)
+
+
+@functools.lru_cache(maxsize=8192)
+def _percent(language: str | None, rounded: float, sign: float, digits: int) -> str:
+    number = _points(language, rounded, sign, digits)
+    # Translators: a percentage; Korean writes the sign without a space ("12.3%").
+    return pgettext("a number with a percent sign", "%(number)s %%") % {"number": number}
 
 
 @register.filter

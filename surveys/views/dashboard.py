@@ -138,16 +138,21 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
-    def render_page() -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
         context = dashboard_context(survey, kind, state, bands=bands) | trend
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=False)
+        context |= {"csrf_token": csrf_token, "freshness": freshness}
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
 
-    parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"))
-    response = conditional(request, page_etag(request, survey, state, *parts), render_page)
+    parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"), request.get_full_path())
+    response = conditional(
+        request,
+        page_etag(request, survey, state, *parts),
+        lambda: rendered_once(request, survey, state, parts, render_page),
+    )
     snapshots.publish(survey, state.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
@@ -166,14 +171,19 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
         snapshots.publish(survey, state.snapshot)
         return HttpResponse(status=204)
 
-    def render_page() -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
         context = question_page_context(request, survey, question, state, kind, bands)
+        context |= {"csrf_token": csrf_token, "freshness": freshness}
         if request.htmx:
             return render(request, "surveys/question_results.html#question-body", context)
         return render(request, "surveys/question_results.html", context)
 
-    etag = page_etag(request, survey, state, "question", question.pk, kind, bands)
-    response = conditional(request, etag, render_page)
+    parts = ("question", question.pk, kind, bands, request.get_full_path())
+    response = conditional(
+        request,
+        page_etag(request, survey, state, *parts),
+        lambda: rendered_once(request, survey, state, parts, render_page),
+    )
     snapshots.publish(survey, state.snapshot)
     patch_cache_control(response, private=True, no_cache=True)
     return response
@@ -243,15 +253,15 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     timeline = over_time(survey, state)
     bands = band_kind(request)
 
-    def render_page(csrf_token: str) -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
         context = dashboard_context(survey, "consistent", state, timeline, bands)
         context["public"] = True
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=True)
-        context["csrf_token"] = csrf_token
+        context |= {"csrf_token": csrf_token, "freshness": freshness}
         return render(request, "surveys/public_results.html", context)
 
-    parts = ("public", timeline[2], bands)
+    parts = ("public", timeline[2], bands, request.get_full_path())
     response = conditional(
         request,
         page_etag(request, survey, state, *parts),

@@ -9,6 +9,7 @@ from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language
@@ -58,6 +59,9 @@ def _page_digest(
 
 #: Stands for the viewer's CSRF token in a page rendered once for every viewer (never a token itself).
 CSRF_PLACEHOLDER = "murmur-shared-page-csrf-token"
+#: Stands for the snapshot's freshness note (its age and the responses it lacks change by the second).
+FRESHNESS_PLACEHOLDER = "<!-- murmur-shared-page-freshness -->"
+FRESHNESS = "surveys/_freshness.html"
 #: How long a shared rendering is kept (a new snapshot names a new one anyway).
 SHARED_PAGE_SECONDS = 600
 
@@ -66,25 +70,30 @@ def rendered_once(
     request: HtmxHttpRequest, survey: Survey, state: SurveyState, parts: tuple[object, ...], render_page: Any
 ) -> HttpResponse:
     """The page rendered once per snapshot, words, language, viewer and ``parts`` (the cache), with this
-    viewer's CSRF token put in: a results page under live writes is rendered by one request per
-    snapshot, not by every reader. ``render_page(csrf_token)`` renders with the token given.
+    viewer's CSRF token and the snapshot's freshness note put in: a results page under live writes
+    is rendered by one request per snapshot, not by every reader. ``render_page(csrf_token,
+    freshness)`` renders with the token given, and ``freshness`` (the context's ``freshness``) in
+    place of the freshness note.
 
     Pages with messages to show are rendered for their reader alone.
     """
     if len(get_messages(request)):
-        response: HttpResponse = render_page(get_token(request))
+        response: HttpResponse = render_page(get_token(request), None)
         return response
     key = f"murmur:page:{_page_digest(request, survey, state, parts, csrf=False)}"
     found = cache.get(key)
     if found is None:
-        response = render_page(CSRF_PLACEHOLDER)
+        response = render_page(CSRF_PLACEHOLDER, FRESHNESS_PLACEHOLDER)
         if response.status_code != 200 or response.streaming:
             return response
         found = (response.content, response["Content-Type"])
         cache.set(key, found, SHARED_PAGE_SECONDS)
     content, content_type = found
-    token = get_token(request).encode()
-    return HttpResponse(content.replace(CSRF_PLACEHOLDER.encode(), token), content_type=content_type)
+    content = content.replace(CSRF_PLACEHOLDER.encode(), get_token(request).encode())
+    if FRESHNESS_PLACEHOLDER.encode() in content:
+        note = render_to_string(FRESHNESS, {"snapshot": state.snapshot}).encode()
+        content = content.replace(FRESHNESS_PLACEHOLDER.encode(), note)
+    return HttpResponse(content, content_type=content_type)
 
 
 def conditional(request: HtmxHttpRequest, etag: str, render_page: Any) -> HttpResponse:

@@ -21,6 +21,11 @@ def tally_reads(queries):
     return [q["sql"] for q in queries if "surveys_tallycell" in q["sql"]]
 
 
+def signature(page):
+    """The signature the page polls with (a shared rendering has no template context to read it from)."""
+    return page.content.decode().split("since=")[1].split('"')[0]
+
+
 @pytest.mark.django_db(transaction=True)  # the production path: the submit statement in autocommit
 def test_each_submission_adds_one_to_the_version_in_its_own_statement(client, organizer):
     survey = survey_with(organizer, 3)
@@ -36,15 +41,15 @@ def test_polls_and_304s_read_no_tally_cell_while_nothing_changed(organizer_clien
     url = reverse("survey_results", args=[answered.pk])
     organizer_client.get(url)  # sets the CSRF cookie, which the ETag covers
     first = organizer_client.get(url)
-    signature = first.context["signature"]
+    since = signature(first)
     with CaptureQueriesContext(connection) as queries:
-        assert organizer_client.get(url, {"since": signature}, **htmx_headers).status_code == 204
+        assert organizer_client.get(url, {"since": since}, **htmx_headers).status_code == 204
         assert organizer_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     assert tally_reads(queries) == []
     assert any("surveys_surveyversion" in q["sql"] for q in queries)
     make_reports(answered.questions.first(), [0, 1, 2], seed=9)
     with CaptureQueriesContext(connection) as queries:
-        assert organizer_client.get(url, {"since": signature}, **htmx_headers).status_code == 200
+        assert organizer_client.get(url, {"since": since}, **htmx_headers).status_code == 200
     assert len(tally_reads(queries)) == 1  # a new version: the snapshot is read again, once
 
 
@@ -58,7 +63,7 @@ def test_within_the_interval_a_new_report_waits_for_the_next_update_with_its_age
     with CaptureQueriesContext(connection) as queries:
         page = organizer_client.get(url)
     assert tally_reads(queries) == []
-    assert page.context["signature"] == before.context["signature"]
+    assert signature(page) == signature(before)
     assert "2 newer responses are counted at the next update" in page.content.decode()
 
 
@@ -67,17 +72,17 @@ def test_a_job_re_reads_once_while_every_page_serves_the_previous_snapshot(organ
     from surveys.jobs.records import Job
 
     url = reverse("survey_results", args=[answered.pk])
-    before = organizer_client.get(url).context["signature"]
+    before = signature(organizer_client.get(url))
     settings.JOBS_QUEUE = "db"  # a worker elsewhere: pages only queue
     make_reports(answered.questions.first(), [3], seed=9)
     with CaptureQueriesContext(connection) as queries:
         pages = [organizer_client.get(url) for _ in range(3)]
-    assert tally_reads(queries) == [] and {page.context["signature"] for page in pages} == {before}
-    assert pages[-1].context["snapshot"].behind == 1
+    assert tally_reads(queries) == [] and {signature(page) for page in pages} == {before}
+    assert "1 newer response is counted at the next update" in pages[-1].content.decode()
     assert Job.objects.filter(task="refresh_results").count() == 1  # one re-read, however many readers
     assert worker.run_pending() == 1
     page = organizer_client.get(url)
-    assert page.context["signature"] != before and page.context["snapshot"].behind == 0
+    assert signature(page) != before and "data-freshness" not in page.content.decode()
 
 
 def test_a_snapshot_holds_exactly_the_tallies_read_now(answered):
@@ -120,3 +125,57 @@ def test_the_public_page_is_rendered_once_per_snapshot_with_each_readers_own_csr
     make_reports(answered.questions.first(), [0, 1], seed=9)
     assert client.get(url).status_code == 200
     assert len(renders) == 3  # a new snapshot: rendered again, once
+
+
+def cache_reads(monkeypatch):
+    """Every cache key read from now on (``get`` and ``get_many``)."""
+    from django.core.cache import caches
+
+    backend, keys = caches["default"], []
+    real_get, real_many = backend.get, backend.get_many
+    monkeypatch.setattr(backend, "get", lambda key, *a, **k: keys.append(key) or real_get(key, *a, **k))
+    monkeypatch.setattr(backend, "get_many", lambda found, *a, **k: keys.extend(found) or real_many(found, *a, **k))
+    return keys
+
+
+def test_polls_and_304s_read_the_snapshots_head_alone(organizer_client, answered, htmx_headers, monkeypatch):
+    url = reverse("survey_results", args=[answered.pk])
+    organizer_client.get(url)
+    first = organizer_client.get(url)
+    keys = cache_reads(monkeypatch)
+    with CaptureQueriesContext(connection) as queries:
+        assert organizer_client.get(url, {"since": signature(first)}, **htmx_headers).status_code == 204
+        assert organizer_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    assert tally_reads(queries) == []
+    assert keys.count(snapshots._key(answered)) == 2
+    assert [key for key in keys if key.startswith("murmur:") and key != snapshots._key(answered)] == []
+    head = cache.get(snapshots._key(answered))
+    assert head.loaded is None and set(head.digests) == set(cache.get(head.tallies_key))
+    organizer_client.get(url, HTTP_IF_NONE_MATCH='"another"')  # a page drawn: now the tallies are read
+    assert head.tallies_key in keys
+
+
+def test_the_owners_page_is_rendered_once_per_snapshot_and_language(organizer_client, answered, monkeypatch):
+    from surveys.views import dashboard
+
+    real, renders = dashboard.dashboard_context, []
+    monkeypatch.setattr(dashboard, "dashboard_context", lambda *a, **k: renders.append(1) or real(*a, **k))
+    url = reverse("survey_results", args=[answered.pk])
+    pages = [organizer_client.get(url) for _ in range(3)]
+    assert len(renders) == 1 and {signature(page) for page in pages} == {signature(pages[0])}
+    assert organizer_client.get(url, HTTP_ACCEPT_LANGUAGE="ko").status_code == 200
+    assert organizer_client.get(url, {"estimate": "unbiased"}).status_code == 200
+    assert len(renders) == 3
+    make_reports(answered.questions.first(), [0, 1], seed=9)
+    assert signature(organizer_client.get(url)) != signature(pages[0]) and len(renders) == 4
+
+
+def test_a_snapshot_whose_tallies_left_the_cache_is_read_again_and_shared(organizer_client, answered):
+    url = reverse("survey_results", args=[answered.pk])
+    before = organizer_client.get(url, {"estimate": "unbiased"})
+    head = cache.get(snapshots._key(answered))
+    cache.delete(head.tallies_key)
+    with CaptureQueriesContext(connection) as queries:
+        page = organizer_client.get(url)  # another page: drawn from the tallies, read again
+    assert len(tally_reads(queries)) == 1 and signature(page) == signature(before)
+    assert cache.get(head.tallies_key) is not None
