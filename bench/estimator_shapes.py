@@ -22,7 +22,7 @@ from ldp.advisor import recommend
 from ldp.estimators import estimate_proportions
 
 FIXED = ("norm-sub", "clip", "eb")
-ROWS = ("auto", "sure", "sure-largest", "auto-ibu")
+ROWS = ("auto", "auto-even", "sure", "sure-largest", "auto-ibu")
 
 
 def main() -> None:

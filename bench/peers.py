@@ -22,7 +22,9 @@ ldp.consistency.choose_consistency). "Murmur auto-ibu" is "auto" with ldp.large_
 (a sharper evenness test, IBU where it rejects). "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
 "(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
-ldp.ibu.support_bayesian_update). The summary's "oracle" row takes, per cell, the best of
+ldp.ibu.support_bayesian_update). "Murmur auto-even" is "auto" with its empirical-Bayes shares
+averaged with evenly spread answers by their posterior probability at 5-32 options
+(ldp.even_shrinkage). The summary's "oracle" row takes, per cell, the best of
 those five, which no rule can (it would need the true shares): how far
 choosing the estimator per tally could go at best.
 
@@ -145,6 +147,7 @@ MURMUR = {
     "Murmur advisor (IBU)": ("auto", "ibu"),
     "Murmur advisor (cross-fit)": ("auto", "cross-fit"),
     "Murmur auto-ibu": ("auto", "auto-ibu"),
+    "Murmur auto-even": ("auto", "auto-even"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
     "Murmur subset (Norm-Sub)": ("subset", "norm-sub"),
@@ -313,9 +316,9 @@ def shape_grid(repetitions: int, shapes: list[str] | None = None, cross_fit: boo
     extra = " mean cross-fit / it | ± SE |" if cross_fit else ""
     print(
         "| answers | best fixed estimator | mean auto / it | ± SE | worst cell (k, n, ε) | ratio "
-        "| cells losing > 2 SE |" + extra
+        "| cells losing > 2 SE | auto-even / it | auto-even / auto |" + extra
     )
-    print("|---|---|---:|---:|---|---:|---:|" + ("---:|---:|" if cross_fit else ""))
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|" + ("---:|---:|" if cross_fit else ""))
     for shape in shapes or list(SHAPES):
         cells = []
         for k in SHAPE_OPTIONS:
@@ -328,7 +331,7 @@ def shape_grid(repetitions: int, shapes: list[str] | None = None, cross_fit: boo
                     tallies = mechanism.sample_tallies(counts, repetitions, rng=rng)
                     errors = {
                         name: np.abs(estimate_proportions(mechanism, tallies, n, name) - counts / n).max(axis=1)
-                        for name in ("auto", *(("cross-fit",) if cross_fit else ()), *FIXED_ESTIMATORS)
+                        for name in ("auto", "auto-even", *(("cross-fit",) if cross_fit else ()), *FIXED_ESTIMATORS)
                         if name != "ibu" or mechanism.name in ("krr", "subset", "oue", "sue", "olh")
                     }
                     cells.append(((k, n, epsilon), errors))
@@ -346,9 +349,13 @@ def shape_grid(repetitions: int, shapes: list[str] | None = None, cross_fit: boo
         worst = int(np.argmax(ratios))
         losing = int(np.sum(ratios - 2 * ses > 1))
         k, n, epsilon = cells[worst][0]
+        even, even_ses = paired_ratios(cells, "auto-even", chosen)
+        change, change_ses = paired_ratios(cells, "auto-even", "auto")
         print(
             f"| {shape} | {chosen} | {ratios.mean():.3f} | {np.sqrt(np.sum(ses**2)) / ratios.size:.3f} "
-            f"| {k}, {n}, {epsilon:g} | {ratios[worst]:.2f} ± {ses[worst]:.2f} | {losing} of {ratios.size} |" + columns,
+            f"| {k}, {n}, {epsilon:g} | {ratios[worst]:.2f} ± {ses[worst]:.2f} | {losing} of {ratios.size} "
+            f"| {even.mean():.3f} ± {np.sqrt(np.sum(even_ses**2)) / even.size:.3f} "
+            f"| {change.mean():.3f} ± {np.sqrt(np.sum(change_ses**2)) / change.size:.3f} |" + columns,
             flush=True,
         )
 
@@ -415,6 +422,7 @@ def main() -> None:
     rng = np.random.default_rng(2024)
     summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}
     summary_auto_ibu: list[tuple] = []
+    summary_even: list[tuple] = []
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
     with multiprocessing.Pool(args.processes) as pool:
@@ -444,6 +452,7 @@ def main() -> None:
                     summary_eb.append((grid, n, epsilon, murmur["Murmur EB"], *best_peer))
                     summary_ibu.append((grid, n, epsilon, murmur["Murmur advisor (IBU)"], *best_peer))
                     summary_auto_ibu.append((grid, n, epsilon, murmur["Murmur auto-ibu"], *best_peer))
+                    summary_even.append((grid, n, epsilon, murmur["Murmur auto-even"], *best_peer))
                     # The advisor's mechanism with whichever of auto, EB, Norm-Sub, clipping and IBU
                     # erred least in this cell: what a rule that knew the answers could at best reach.
                     oracle = min((murmur[label] for label in ORACLE), key=lambda c: c.mean_max_error)
@@ -456,6 +465,8 @@ def main() -> None:
     print(grid_summary(summary_ibu, "IBU"))
     print()
     print(grid_summary(summary_auto_ibu, "auto-ibu"))
+    print()
+    print(grid_summary(summary_even, "auto-even (opt-in)"))
     print()
     print("The best of auto, EB, Norm-Sub, clipping and IBU per cell (an oracle: no rule sees the true shares):")
     print()
@@ -471,6 +482,9 @@ def main() -> None:
     print()
     rows = [(*row[:4], *peer) for row, peer in zip(summary_auto_ibu, per_cell, strict=True)]
     print(grid_summary(rows, "auto-ibu", against="best single peer"))
+    print()
+    rows = [(*row[:4], *peer) for row, peer in zip(summary_even, per_cell, strict=True)]
+    print(grid_summary(rows, "auto-even", against="best single peer"))
     print()
     print(
         "| grid | n | ε | best peer (chosen on half A) | its error on half B (%) | Murmur auto (%) "

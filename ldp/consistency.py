@@ -42,6 +42,7 @@ __all__ = [
     "choose_consistency",
     "empirical_bayes_shares",
     "evenness_p_value",
+    "evenness_statistic",
     "share_prior",
 ]
 
@@ -155,9 +156,14 @@ def evenness_p_value(unbiased: ArrayLike, n: int, even_precision: np.ndarray, de
     >>> round(evenness_p_value([0.5, 0.5], 100, precision), 3), round(evenness_p_value([0.7, 0.3], 100, precision), 5)
     (1.0, 6e-05)
     """
-    d = np.asarray(unbiased, dtype=float) - 1.0 / np.size(unbiased)
-    statistic = float(n * d @ even_precision @ d)
+    statistic = evenness_statistic(unbiased, n, even_precision)
     return float(stats.chi2.sf(statistic, np.size(unbiased) - 1 if degrees is None else degrees))
+
+
+def evenness_statistic(unbiased: ArrayLike, n: int, even_precision: np.ndarray) -> float:
+    """T = n (f_hat - 1/k)^T P (f_hat - 1/k), the chi-square statistic of :func:`evenness_p_value`."""
+    d = np.asarray(unbiased, dtype=float) - 1.0 / np.size(unbiased)
+    return float(n * d @ even_precision @ d)
 
 
 CONSISTENCY_ADJUSTMENTS: dict[str, Callable[[ArrayLike], np.ndarray]] = {

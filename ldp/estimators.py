@@ -16,6 +16,8 @@
   smallest Stein's unbiased risk estimate (of the largest error) (:mod:`ldp.sure`; not the default).
 * ``"auto-ibu"``: ``"auto"``, but at 33-64 options with a support-count tally a sharper evenness
   test and IBU where it rejects (:mod:`ldp.large_k`; not yet the pages' default).
+* ``"auto-even"``: ``"auto"``, its ``"eb"`` shares at 5-32 options averaged with evenly spread answers
+  by the posterior probability that the answers are even (:mod:`ldp.even_shrinkage`; opt-in).
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
   test does not reject evenly spread answers (:func:`~ldp.consistency.evenness_p_value`), else Norm-Sub or
   clip-and-renormalize, chosen by a parametric bootstrap of the largest error
@@ -47,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.consistency import CONSISTENCY_ADJUSTMENTS, empirical_bayes_shares
+from ldp.even_shrinkage import automatic_estimate
 from ldp.ibu import support_bayesian_update
 from ldp.intervals import score_interval
 from ldp.large_k import auto_ibu
@@ -85,6 +88,7 @@ ESTIMATORS = (
     "sure",
     "sure-largest",
     "auto-ibu",
+    "auto-even",
 )
 
 
@@ -161,6 +165,8 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         result = maximum_likelihood(mechanism, rows)
     elif estimator == "cross-fit":
         result = select(mechanism, rows, n)
+    elif estimator == "auto-even":
+        result = np.array([automatic_estimate(mechanism, u, n)[1] for u in unbiased_rows(mechanism, rows, n)])
     elif estimator == "auto-ibu":
         result = auto_ibu(mechanism, rows, unbiased_rows(mechanism, rows, n), n)
     elif estimator in ("sure", "sure-largest"):
