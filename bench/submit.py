@@ -14,6 +14,7 @@ stored rows are checked: every 201 is one stored submission, every tally equals 
 reports, the hourly counters equal the submissions; "lost" must be 0. Loopback only; every run
 is bounded in time. Each run also prints its CPU per request, of the app servers and of the
 PostgreSQL backends of the scratch database (``/proc``; PgBouncer and wrk are not counted).
+``--vacuum`` vacuums the scratch database before every run, for a server without autovacuum.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from bench.server import gunicorn, pgbouncer, scratch_database, setup_django
 
@@ -212,6 +214,11 @@ def main() -> None:
     parser.add_argument(
         "--pgbouncer", action="store_true", help="every app server (and the baseline) through one PgBouncer"
     )
+    parser.add_argument(
+        "--vacuum",
+        action="store_true",
+        help="VACUUM the scratch database before every run (for a server without autovacuum)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is missing: apt-get install -y wrk")
@@ -273,6 +280,9 @@ def run(args: argparse.Namespace, url: str) -> None:
             return app, postgres
 
         def run_everywhere(kind: str, n: int) -> dict[str, float]:
+            if args.vacuum:  # as autovacuum would, where the server runs it: every table, both variants'
+                with psycopg.connect(url, autocommit=True) as vacuuming:
+                    vacuuming.execute("VACUUM")
             path = f"/s/{slugs[n]}/submit/" if kind == "murmur" else f"/bench/baseline/{baseline_slug}/"
             results: list[dict[str, float]] = [{}] * len(bases)
             app_before, postgres_before = cpu_now()
