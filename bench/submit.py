@@ -12,24 +12,29 @@ then Murmur alone at 1, 10 and 50 questions. ``--instances 2`` runs two gunicorn
 against the one database, one wrk each, at once (the scale-out check). After every run the
 stored rows are checked: every 201 is one stored submission, every tally equals the sum of its
 reports, the hourly counters equal the submissions; "lost" must be 0. Loopback only; every run
-is bounded in time.
+is bounded in time. Each run also prints its CPU per request, of the app servers and of the
+PostgreSQL backends of the scratch database (``/proc``; PgBouncer and wrk are not counted).
+``--vacuum`` vacuums the scratch database before every run, for a server without autovacuum.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 
 from bench.server import gunicorn, pgbouncer, scratch_database, setup_django
 
@@ -157,6 +162,22 @@ def run_wrk(base: str, path: str, bodies: Path, seconds: int, connections: int, 
     }
 
 
+def process_cpu(match: Callable[[str], bool]) -> float:
+    """CPU seconds (user + system) used so far by the processes whose command line ``match`` accepts."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if match(command):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except OSError:  # the process ended meanwhile
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def check_exact(slug: str) -> dict[str, int]:
     """Stored rows against the counts: every tally is the sum of its reports, nothing lost."""
     from django.db.models import Count
@@ -192,6 +213,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,50", help="question counts for the Murmur-only runs")
     parser.add_argument(
         "--pgbouncer", action="store_true", help="every app server (and the baseline) through one PgBouncer"
+    )
+    parser.add_argument(
+        "--vacuum",
+        action="store_true",
+        help="VACUUM the scratch database before every run (for a server without autovacuum)",
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -242,9 +268,24 @@ def run(args: argparse.Namespace, url: str) -> None:
             for _ in range(args.instances)
         ]
 
+        ports = tuple(f"127.0.0.1:{base.rsplit(':', 1)[1]}" for base in bases)
+        database = url.rsplit("/", 1)[1]
+
+        def cpu_now() -> tuple[float, float]:
+            """CPU so far of this run's gunicorns, and of the PostgreSQL backends of its database."""
+            app = process_cpu(lambda command: "gunicorn" in command and any(port in command for port in ports))
+            postgres = process_cpu(
+                lambda command: command.startswith("postgres:") and f" postgres {database} " in command
+            )
+            return app, postgres
+
         def run_everywhere(kind: str, n: int) -> dict[str, float]:
+            if args.vacuum:  # as autovacuum would, where the server runs it: every table, both variants'
+                with psycopg.connect(url, autocommit=True) as vacuuming:
+                    vacuuming.execute("VACUUM")
             path = f"/s/{slugs[n]}/submit/" if kind == "murmur" else f"/bench/baseline/{baseline_slug}/"
             results: list[dict[str, float]] = [{}] * len(bases)
+            app_before, postgres_before = cpu_now()
 
             def one(i: int) -> None:
                 bodies = bodies_for(n) if kind == "murmur" else bodies_for_baseline()
@@ -256,6 +297,9 @@ def run(args: argparse.Namespace, url: str) -> None:
             for thread in threads:
                 thread.join()
             merged = {key: sum(r[key] for r in results) for key in ("created", "per_second", "requests")}
+            app_after, postgres_after = cpu_now()
+            merged["app_ms"] = (app_after - app_before) * 1e3 / max(merged["requests"], 1)
+            merged["postgres_ms"] = (postgres_after - postgres_before) * 1e3 / max(merged["requests"], 1)
             merged["p50_ms"] = max(r["p50_ms"] for r in results)
             merged["p99_ms"] = max(r["p99_ms"] for r in results)
             return merged
@@ -279,7 +323,8 @@ def run(args: argparse.Namespace, url: str) -> None:
                 print(
                     f"round {round_number} {kind:8s} 10 questions: {result['per_second']:7.0f} submissions/s, "
                     f"p50 {result['p50_ms']:.0f} ms, p99 {result['p99_ms']:.0f} ms, "
-                    f"{int(result['created'])} of {int(result['requests'])} requests stored"
+                    f"{int(result['created'])} of {int(result['requests'])} requests stored; CPU a request: "
+                    f"app servers {result['app_ms']:.1f} ms, PostgreSQL {result['postgres_ms']:.1f} ms"
                 )
         ratio = statistics.median(rates["murmur"]) / statistics.median(rates["baseline"])
         print(f"ratio Murmur / baseline (medians of {args.rounds} rounds, 10 questions): {ratio:.2f}x")

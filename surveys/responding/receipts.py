@@ -5,6 +5,9 @@ k-RR report names, the options a bit vector marks, the noisy number a numeric re
 and how much it says about the true answer: for k-RR the chance that the report is the true
 answer (e^ε / (e^ε + k − 1), seed 001); otherwise the chance that someone who sees it guesses the
 answer right (``Mechanism.guess_probability``). The exact report stays beside it for the curious.
+Both depend only on the mechanism, the report's bytes, the options and the language, so they are
+remembered per mechanism (:mod:`surveys.responding.memo`); a remembered ``stored`` is shared
+between receipts and must not be changed.
 """
 
 from __future__ import annotations
@@ -13,17 +16,32 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from django.utils import translation
+
 from surveys.kinds import summary_of
+from surveys.responding import memo
 from surveys.responding.submissions import ParsedReport
 
 
 def receipt_rows(reports: Iterable[ParsedReport], version: int | None = None) -> list[dict[str, Any]]:
     """One JSON-ready row per stored report (``version`` overrides the randomization's: previews)."""
     rows = []
+    language = translation.get_language()
     for r in reports:
         mechanism = r.randomization.build_mechanism()
-        stored = mechanism.unpack_report(r.packed)
-        summary = summary_of(r.randomization.mechanism)  # its words: :meth:`surveys.kinds.base.Summary.describe`
+        options = tuple(r.question.options)
+        stored, described = memo.remembered(
+            "receipt",
+            mechanism,
+            (r.packed, options, language),
+            lambda: _described(r, mechanism, options),  # noqa: B023
+        )
+        chance = memo.remembered(
+            "chance",
+            mechanism,
+            language,
+            lambda: summary_of(r.randomization.mechanism).chance(mechanism),  # noqa: B023
+        )
         rows.append(
             {
                 "question": r.question.pk,
@@ -32,8 +50,14 @@ def receipt_rows(reports: Iterable[ParsedReport], version: int | None = None) ->
                 "mechanism": r.randomization.mechanism,
                 "epsilon": r.randomization.epsilon if math.isfinite(r.randomization.epsilon) else None,
                 "stored": stored,
-                "summary": summary.describe(mechanism, list(r.question.options), stored),
-                "chance": summary.chance(mechanism),
+                "summary": described,
+                "chance": chance,
             }
         )
     return rows
+
+
+def _described(report: ParsedReport, mechanism: Any, options: tuple[str, ...]) -> tuple[dict[str, Any], str]:
+    """The stored report as JSON and in words (:meth:`surveys.kinds.base.Summary.describe`)."""
+    stored = mechanism.unpack_report(report.packed)
+    return stored, summary_of(report.randomization.mechanism).describe(mechanism, list(options), stored)

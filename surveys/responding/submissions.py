@@ -246,9 +246,22 @@ def randomizations_in_force(survey: Survey) -> dict[int, Randomization | None]:
     return questions
 
 
+REPORT_ITEM_FIELDS = {"question", "version", "report"}
+
+
+class _Where:
+    """ "Report <position>", translated only when a refusal names it (a valid report never does)."""
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+
+    def __str__(self) -> str:
+        return _("Report %(position)s") % {"position": self.position}
+
+
 def _parse_item(item: Any, position: int, in_force: Mapping[int, Randomization | None], seen: set[int]) -> ParsedReport:
-    where = _("Report %(position)s") % {"position": position}
-    if not isinstance(item, dict) or set(item) != {"question", "version", "report"}:
+    where = _Where(position)
+    if not isinstance(item, dict) or item.keys() != REPORT_ITEM_FIELDS:
         raise SubmissionError(
             400, _("%(where)s must have exactly the fields “question”, “version” and “report”.") % {"where": where}
         )

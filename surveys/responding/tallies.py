@@ -40,6 +40,7 @@ from django.db.models import Sum
 import ldp
 from ldp import integrity
 from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell
+from surveys.responding import memo
 
 #: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
 ROWS_PER_STATEMENT = 8000
@@ -54,19 +55,40 @@ def tally_rows(
     randomization: Randomization, packed_reports: Sequence[bytes], shard: int
 ) -> list[tuple[int, int, int, int]]:
     """(randomization id, shard, cell, increment) for the non-zero cells of these reports' tally."""
-    mechanism = randomization.build_mechanism()
+    cells = report_cells(randomization.build_mechanism(), packed_reports)
+    return [(randomization.pk, shard, cell, increment) for cell, increment in cells]
+
+
+def report_cells(mechanism: Any, packed_reports: Sequence[bytes]) -> list[tuple[int, int]]:
+    """(cell, increment) for the non-zero cells of these reports' tally, weight profile included."""
     packed = mechanism.unpack_many(b"".join(packed_reports))
     batch = mechanism.tally(packed)
     cells = np.flatnonzero(batch.counts)
-    rows = [(randomization.pk, shard, TallyCell.N_CELL, int(batch.n))]
-    rows.extend((randomization.pk, shard, int(c), int(batch.counts[c])) for c in cells)
+    rows = [(TallyCell.N_CELL, int(batch.n))]
+    rows.extend((int(c), int(batch.counts[c])) for c in cells)
     # ldp.integrity answers None for any mechanism without weights; its annotation names only Mechanism.
     profile = integrity.weight_profile(cast(ldp.Mechanism, mechanism), packed)
     if profile is not None:
         flat = profile.ravel()
         cells = np.flatnonzero(flat)
-        rows.extend((randomization.pk, shard, TallyCell.PROFILE_CELL - int(i), int(flat[i])) for i in cells)
+        rows.extend((TallyCell.PROFILE_CELL - int(i), int(flat[i])) for i in cells)
     return rows
+
+
+def submission_rows(reports: Iterable[tuple[Randomization, bytes]], shard: int) -> list[tuple[int, int, int, int]]:
+    """A submission's tally rows (one report per randomization given), merged in the lock order.
+
+    A report's cells depend only on its mechanism and its bytes, so they are remembered per
+    mechanism (:mod:`surveys.responding.memo`): for a small report space (k-RR, unary encodings,
+    dBitFlip) every possible report is computed once per process.
+    """
+    rows: list[tuple[int, int, int, int]] = []
+    for randomization, packed in reports:
+        mechanism = randomization.build_mechanism()
+        cells = memo.remembered("cells", mechanism, packed, lambda: tuple(report_cells(mechanism, [packed])))  # noqa: B023
+        pk = randomization.pk
+        rows.extend((pk, shard, cell, increment) for cell, increment in cells)
+    return merge_rows(rows)
 
 
 def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int]]:
