@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=int, default=0, metavar="N")
     args = parser.parse_args()
     os.environ["DATABASE_POOLER"] = "true" if args.pooler else "false"
+    os.environ.setdefault("DEBUG", "false")  # as a production worker: no log of every query's SQL
     os.environ["MEDIA_ROOT"] = tempfile.mkdtemp(prefix="murmur-bench-export-")
     with ExitStack() as stack:
         url = stack.enter_context(scratch_database("murmur_bench_export"))
