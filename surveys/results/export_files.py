@@ -1,7 +1,8 @@
 """Export files, written by a job: every raw report (CSV, JSON) or a workbook (XLSX), in bounded memory.
 
-The job reads the reports a page of submissions at a time (:func:`surveys.results.exports.report_records`:
-keyset pagination, no server-side cursor, so behind PgBouncer too) and writes them to a partial
+The job reads the reports a page of submissions at a time (:mod:`surveys.results.report_text`:
+keyset pagination, no server-side cursor, so behind PgBouncer too; CSV and JSON spelled a page at
+a time from text compiled per randomization) and writes them to a partial
 file, then stores it (Django's default file storage, under ``exports/``) for the organizer to
 download until it expires (``EXPORT_EXPIRY_HOURS``). Memory holds one page and the writer's
 buffer, whatever n; openpyxl writes the workbook in its write-only mode, which streams rows to disk.
@@ -32,10 +33,9 @@ from surveys.results.estimates import SurveyState
 from surveys.results.exports import (
     Column,
     Table,
-    csv_stream,
+    csv_pieces,
     estimate_table,
-    json_report_stream,
-    report_records,
+    json_report_pieces,
     report_table,
 )
 
@@ -74,21 +74,17 @@ def run_export(job: Job, progress: Any) -> dict[str, Any]:
                 progress(written, total)
             yield row
 
-    def counted(table: Table) -> Table:
-        return Table(table.name, table.columns, counting(iter(table.rows)))
-
     progress(0, total, force=True)
     if fmt == "xlsx":
-        write_workbook(partial, [estimate_table(survey), counted(report_table(survey))])
+        table = report_table(survey)
+        write_workbook(partial, [estimate_table(survey), Table(table.name, table.columns, counting(iter(table.rows)))])
     else:
         with partial.open("w", encoding="utf-8", newline="") as out:
-            pieces = (
-                csv_stream(counted(report_table(survey)))
-                if fmt == "csv"
-                else json_report_stream(survey, counting(report_records(survey)))
-            )
-            for piece in pieces:
-                out.write(piece)
+            pieces = csv_pieces(report_table(survey)) if fmt == "csv" else json_report_pieces(survey)
+            for text, count in pieces:
+                out.write(text)
+                written += count
+                progress(written, total)
     progress(total, total, force=True)
     name = f"exports/survey-{survey.pk}-job-{job.pk}.{extension}"
     if default_storage.exists(name):  # a retry after the previous attempt stored its file

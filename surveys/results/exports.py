@@ -12,15 +12,15 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from surveys.kinds import SUMMARIES, randomized_only, summary_of
-from surveys.models import Question, Report, Submission, Survey
-from surveys.results import crosstabs, integrity
+from surveys.kinds import SUMMARIES, summary_of
+from surveys.models import Question, Randomization, Survey
+from surveys.results import crosstabs, integrity, report_text
 from surveys.results.estimates import SurveyState
 from surveys.series import rounds
 
@@ -227,8 +227,14 @@ def randomization_records(survey: Survey) -> list[dict[str, Any]]:
     return records
 
 
-#: Submissions per page of the raw-report export: their reports are read in one query per page.
-PAGE_SUBMISSIONS = 2000
+#: Reports per page of the raw-report export, about: a page's submissions' reports are read in one query.
+PAGE_REPORTS = 20_000
+
+
+def page_submissions(survey: Survey) -> int:
+    """Submissions per page: :data:`PAGE_REPORTS` over the survey's questions, so that a page's
+    memory does not grow with the number of questions either."""
+    return max(1, PAGE_REPORTS // max(1, survey.questions.count()))
 
 
 @dataclass(frozen=True)
@@ -240,75 +246,92 @@ class Column:
     type: str = "str"
 
 
+#: A table's CSV body already spelled: pieces of text (whole lines) and how many rows each holds.
+CsvBody = Callable[[], Iterator[tuple[str, int]]]
+
+
 @dataclass
 class Table:
     """An export as data: named columns and an iterator of rows (lists in column order).
 
     Every writer (CSV, JSON, XLSX here; statistics packages' formats elsewhere) takes one of these,
     so a new format needs no new query. Rows of the raw-report table come page by page
-    (:func:`report_records`): iterating holds one page in memory, whatever n.
+    (:func:`report_records`): iterating holds one page in memory, whatever n. ``csv_body``, where
+    set, spells the same rows as CSV faster than row by row (:mod:`surveys.results.report_text`);
+    :func:`csv_stream` uses it.
     """
 
     name: str
     columns: list[Column]
     rows: Iterable[list[Any]]
+    csv_body: CsvBody | None = None
 
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
 
-def submission_pages(survey: Survey, size: int = PAGE_SUBMISSIONS) -> Iterator[list[tuple[int, Any]]]:
-    """The survey's submissions as (id, hour), ``size`` at a time, by keyset on the id.
-
-    Each page is one indexed range query (``submission_survey_id``): no server-side cursor, so it
-    works behind PgBouncer in transaction mode, and no offset, so page 500 costs what page 1 does.
-    """
-    last: int | None = None
-    while True:
-        page = Submission.objects.filter(survey=survey)
-        if last is not None:
-            page = page.filter(pk__gt=last)
-        rows = list(page.order_by("pk").values_list("pk", "received_hour")[:size])
-        if not rows:
-            return
-        yield rows
-        last = rows[-1][0]
+def submission_pages(survey: Survey, size: int | None = None) -> Iterator[list[tuple[int, Any]]]:
+    """The survey's submissions as (id, hour), ``size`` (:func:`page_submissions`) at a time, by keyset
+    on the id (:func:`surveys.results.report_text.submission_pages`)."""
+    return report_text.submission_pages(survey, size or page_submissions(survey))
 
 
-def report_records(survey: Survey, page_size: int = PAGE_SUBMISSIONS) -> Iterator[dict[str, Any]]:
+def _randomizations(survey: Survey) -> dict[int, Randomization]:
+    return {r.pk: r for q in survey.questions.all() for r in q.randomizations.all()}
+
+
+def report_records(survey: Survey, page_size: int | None = None) -> Iterator[dict[str, Any]]:
     """Every stored report, decoded to its JSON form, a page of submissions at a time.
 
     Ordered by the submissions' random ids, so the order says nothing about arrival.
     """
-    mechanisms: dict[int, Any] = {}
-    versions = {r.pk: r for q in survey.questions.all() for r in q.randomizations.all()}
-    for page in submission_pages(survey, page_size):
-        hours = dict(page)
-        reports = (
-            randomized_only(Report.objects.filter(submission_id__in=list(hours)))  # no answer stored as given
-            .order_by("submission_id", "question_id")
-            .values_list("submission_id", "question_id", "randomization_id", "packed")
-        )
-        for submission_id, question_id, randomization_id, packed in reports:
-            randomization = versions[randomization_id]
-            if randomization_id not in mechanisms:
-                mechanisms[randomization_id] = randomization.build_mechanism()
+    spelling = report_text.Spelling(_randomizations(survey))
+    for page in report_text.raw_report_pages(survey, page_size or page_submissions(survey)):
+        for submission_id, hour, question_id, randomization_id, packed in page:
             yield {
                 "round": survey.round_number,
                 "submission": submission_id,
-                "received_hour": hours[submission_id].isoformat(),
+                "received_hour": hour,
                 "question_id": question_id,
-                "version": randomization.version,
-                "report": mechanisms[randomization_id].unpack_report(bytes(packed)),
+                "version": spelling.randomizations[randomization_id].version,
+                "report": spelling.mechanism(randomization_id).unpack_report(packed),
             }
+
+
+def json_report_pieces(survey: Survey, page_size: int | None = None) -> Iterator[tuple[str, int]]:
+    """:func:`json_report_stream` of every report, spelled a page at a time (:mod:`surveys.results.report_text`):
+    pieces of text, each with the number of reports it holds."""
+    head = {"survey": survey.title, "round": survey.round_number, "randomizations": randomization_records(survey)}
+    yield json.dumps(head)[:-1] + ', "reports": [', 0
+    spelling = report_text.Spelling(_randomizations(survey), csv=False)
+    records = {pk: _report_record(survey, r.question_id, r.version) for pk, r in spelling.randomizations.items()}
+    yield from report_text.json_records(
+        report_text.raw_report_pages(survey, page_size or page_submissions(survey)), spelling, records
+    )
+    yield "]}", 0
+
+
+def _report_record(survey: Survey, question_id: int, version: int) -> dict[str, Any]:
+    """A report's JSON record with its submission, hour and report left as holes."""
+    return {
+        "round": survey.round_number,
+        "submission": report_text.SUBMISSION,
+        "received_hour": report_text.HOUR,
+        "question_id": question_id,
+        "version": version,
+        "report": report_text.REPORT,
+    }
 
 
 def json_report_stream(survey: Survey, records: Iterable[dict[str, Any]] | None = None) -> Iterator[str]:
     """The survey's randomizations and every report (``records``, default :func:`report_records`) as JSON text."""
+    if records is None:
+        yield from (text for text, _count in json_report_pieces(survey))
+        return
     head = {"survey": survey.title, "round": survey.round_number, "randomizations": randomization_records(survey)}
     yield json.dumps(head)[:-1] + ', "reports": ['
-    for i, record in enumerate(report_records(survey) if records is None else records):
+    for i, record in enumerate(records):
         yield ("," if i else "") + json.dumps(record, separators=(",", ":"))
     yield "]}"
 
@@ -330,28 +353,43 @@ REPORT_COLUMNS = [
 ]
 
 
-def report_table(survey: Survey) -> Table:
+def _report_row(record: dict[str, Any], r: dict[str, Any]) -> list[Any]:
+    """A report's row of :data:`REPORT_COLUMNS`: its record (:func:`report_records`) and its randomization's."""
+    return [
+        record["round"],
+        record["submission"],
+        record["received_hour"],
+        record["question_id"],
+        record["version"],
+        r["mechanism"],
+        r["k"],
+        r["epsilon"],
+        r["params"],
+        record["report"],
+        *(r[name] for name in MATRIX_FIELDS),
+    ]
+
+
+def report_table(survey: Survey, page_size: int | None = None) -> Table:
     """The raw reports as a :class:`Table`: one row per report, its randomization beside it."""
     versions = {(r["question_id"], r["version"]): r for r in randomization_records(survey)}
 
     def rows() -> Iterator[list[Any]]:
-        for record in report_records(survey):
-            r = versions[(record["question_id"], record["version"])]
-            yield [
-                record["round"],
-                record["submission"],
-                record["received_hour"],
-                record["question_id"],
-                record["version"],
-                r["mechanism"],
-                r["k"],
-                r["epsilon"],
-                r["params"],
-                record["report"],
-                *(r[name] for name in MATRIX_FIELDS),
-            ]
+        for record in report_records(survey, page_size):
+            yield _report_row(record, versions[(record["question_id"], record["version"])])
 
-    return Table("reports", REPORT_COLUMNS, rows())
+    def csv_body() -> Iterator[tuple[str, int]]:
+        holes = (report_text.SUBMISSION, report_text.HOUR, report_text.REPORT)
+        spelling = report_text.Spelling(_randomizations(survey), csv=True)
+        templates = {}
+        for pk, r in spelling.randomizations.items():
+            row = _report_row(_report_record(survey, r.question_id, r.version), versions[(r.question_id, r.version)])
+            templates[pk] = [v if v in holes else csv_cell(v, c) for v, c in zip(row, REPORT_COLUMNS, strict=True)]
+        yield from report_text.csv_lines(
+            report_text.raw_report_pages(survey, page_size or page_submissions(survey)), spelling, templates
+        )
+
+    return Table("reports", REPORT_COLUMNS, rows(), csv_body)
 
 
 _ESTIMATE_TYPES = {"round": "int", "question_id": "int", "version": "int", "k": "int", "n": "int", "params": "json"}
@@ -376,20 +414,32 @@ def csv_cell(value: Any, column: Column) -> Any:
 CSV_BOM = "\ufeff"
 
 
-def csv_stream(table: Table, bom: bool = True) -> Iterator[str]:
-    """A table as CSV text in pieces of about 64 kB, starting with the byte-order mark."""
-    buffer = io.StringIO()
+def csv_pieces(table: Table, bom: bool = True) -> Iterator[tuple[str, int]]:
+    """A table as CSV text (``table.csv_body`` where set), starting with the byte-order mark: pieces
+    of about 64 kB or more, each with the number of rows it holds."""
+    head = io.StringIO()
     if bom:
-        buffer.write(CSV_BOM)
-    writer = csv.writer(buffer)
-    writer.writerow(table.names)
+        head.write(CSV_BOM)
+    csv.writer(head).writerow(table.names)
+    if table.csv_body is not None:
+        yield head.getvalue(), 0
+        yield from table.csv_body()
+        return
+    buffer, writer, rows = head, csv.writer(head), 0
     for row in table.rows:
         writer.writerow([csv_cell(v, c) for v, c in zip(row, table.columns, strict=True)])
+        rows += 1
         if buffer.tell() > 64_000:
-            yield buffer.getvalue()
+            yield buffer.getvalue(), rows
             buffer.seek(0)
             buffer.truncate()
-    yield buffer.getvalue()
+            rows = 0
+    yield buffer.getvalue(), rows
+
+
+def csv_stream(table: Table, bom: bool = True) -> Iterator[str]:
+    """A table as CSV text in pieces (:func:`csv_pieces`), starting with the byte-order mark."""
+    return (text for text, _rows in csv_pieces(table, bom))
 
 
 def csv_report_stream(survey: Survey) -> Iterator[str]:
