@@ -27,13 +27,11 @@ import time
 import urllib.error
 import urllib.request
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
-
+from bench.loader import build
 from bench.server import gunicorn, percentile, scratch_cache, scratch_database, setup_django
-from bench.submit import CSRF, sample_reports, write_bodies
+from bench.submit import CSRF, write_bodies
 
 DATABASE = "murmur_bench_dashboard"
 OPTIONS_5 = ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
@@ -98,60 +96,6 @@ def question_fields(text: str, options: list[str], epsilon: float, mechanism: st
         "text": text, "kind": kind, "options": options, "epsilon": epsilon, "mechanism": mechanism,
         "mechanism_params": params,
     }  # fmt: skip
-
-
-def build(responses: int, seed: int = 1, survey_name: str = "ten") -> tuple[int, list[int], str]:
-    """Create the survey and load the responses; return (survey id, question ids, session cookie)."""
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
-    from django.test import Client
-
-    from surveys import actions
-    from surveys.models import Survey
-    from surveys.responding import tallies
-
-    user = get_user_model().objects.create_user("bench", password="bench-password-1")
-    survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
-    questions = SURVEYS[survey_name]
-    for text, options, epsilon, mechanism, params in questions:
-        actions.do_add_question(survey, question_fields(text, options, epsilon, mechanism, params))
-    actions.do_open_survey(survey)
-
-    rng = np.random.default_rng(seed)
-    start = datetime(2026, 11, 1, tzinfo=UTC)
-    hours = (np.arange(responses) * 24 * 14) // responses  # spread over two weeks
-    started = time.perf_counter()
-    shards = rng.integers(0, settings.TALLY_SHARDS, size=responses)  # each submission's random shard
-    with transaction.atomic(), connection.connection.cursor() as cursor:
-        ids = rng.choice(2**62, size=responses, replace=False) + 2**32  # random ids, as the app makes them
-        with cursor.copy("COPY surveys_submission (id, survey_id, received_hour) FROM STDIN") as copy:
-            for submission_id, hour in zip(ids.tolist(), hours.tolist(), strict=True):
-                copy.write_row((submission_id, survey.pk, start + timedelta(hours=hour)))
-        for (hour, shard), count in zip(*np.unique(np.c_[hours, shards], axis=0, return_counts=True), strict=True):
-            tallies.count_responses(survey, start + timedelta(hours=int(hour)), int(count), int(shard))
-        for question in survey.questions.all():
-            randomization = question.current_randomization()
-            mechanism = randomization.build_mechanism()
-            packed = sample_reports(question, mechanism, responses, rng)
-            report_ids = rng.choice(2**62, size=responses, replace=False) + 2**32
-            with cursor.copy(
-                "COPY surveys_report (id, submission_id, question_id, randomization_id, packed) FROM STDIN"
-            ) as copy:
-                for report_id, submission_id, row in zip(report_ids.tolist(), ids.tolist(), packed, strict=True):
-                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row))
-            rows = []
-            for shard in range(settings.TALLY_SHARDS):
-                mine = [row for row, drawn in zip(packed, shards.tolist(), strict=True) if drawn == shard]
-                rows.extend(tallies.tally_rows(randomization, mine, shard))
-            tallies.add_rows(rows)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-    print(f"loaded {responses:,} responses x {len(questions)} questions in {time.perf_counter() - started:.0f} s")
-
-    client = Client()
-    client.force_login(user)
-    return survey.pk, list(survey.questions.values_list("pk", flat=True)), client.cookies["sessionid"].value
 
 
 def time_get(
@@ -236,7 +180,8 @@ def run(args: argparse.Namespace, url: str) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    survey_id, question_ids, cookie = build(args.responses, survey_name=args.survey)
+    fields = [question_fields(*question) for question in SURVEYS[args.survey]]
+    survey_id, question_ids, cookie = build(args.responses, fields)
     from surveys.models import Survey
     from surveys.results import pair_counts
 

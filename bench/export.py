@@ -1,12 +1,10 @@
 """The raw-report export as a job: time, peak memory and exactness at N responses (PostgreSQL).
 
-    python -m bench.export [--responses N] [--formats csv,json,xlsx] [--pooler] [--loader bulk|dashboard]
+    python -m bench.export [--responses N] [--formats csv,json,xlsx] [--pooler]
                            [--baseline N]
 
 Builds a scratch database of its own (dropped at the end) with N simulated respondents of the
-dashboard benchmark's 10-question survey (10 N report rows: :func:`load`, the same rows as
-``bench.dashboard.build`` with the same seed, loaded in bulk; ``--loader dashboard`` loads them
-with ``build`` itself, for comparison), then runs
+dashboard benchmark's 10-question survey (10 N report rows, :func:`bench.loader.build`), then runs
 the ``export`` job (:func:`surveys.results.export_files.run_export`) in this process for each
 format, as a worker would, and prints its time, the file's size and the process's resident memory
 before it and at most during it (sampled every 0.1 s). The CSV is then read back and every question's reports
@@ -22,7 +20,6 @@ compiled spelling, both in memory, and checks they are the same text.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import gc
 import itertools
@@ -32,14 +29,12 @@ import resource
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from bench.dashboard import SURVEYS, question_fields
+from bench.loader import build
 from bench.server import pgbouncer, scratch_database, setup_django
 
 
@@ -75,7 +70,6 @@ def main() -> None:
     parser.add_argument("--responses", type=int, default=100_000)
     parser.add_argument("--formats", default="csv,xlsx")
     parser.add_argument("--pooler", action="store_true")
-    parser.add_argument("--loader", choices=["bulk", "dashboard"], default="bulk")
     parser.add_argument("--baseline", type=int, default=0, metavar="N")
     args = parser.parse_args()
     os.environ["DATABASE_POOLER"] = "true" if args.pooler else "false"
@@ -88,124 +82,17 @@ def main() -> None:
         run(args, url)
 
 
-@contextlib.contextmanager
-def without_keys(cursor: Any, tables: list[str]) -> Iterator[None]:
-    """The tables' indexes and constraints dropped while a block loads them, then made again from
-    their own definitions (PostgreSQL's advice for populating a database: one sorted build per index
-    and one join per foreign key instead of a check and an index insertion per row). Call inside a
-    transaction, so that a failure leaves the schema as it was. ``tables`` in the order they are
-    made again (a referenced table first)."""
-    definitions = {}
-    for table in tables:
-        cursor.execute(
-            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass", [table]
-        )
-        constraints = cursor.fetchall()
-        cursor.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND NOT indexname = ANY(%s)",
-            [table, [name for name, _ in constraints]],
-        )
-        definitions[table] = (constraints, cursor.fetchall())
-    for table in reversed(tables):  # a referencing table's foreign keys go before the keys they name
-        constraints, indexes = definitions[table]
-        for name, _ in constraints:
-            cursor.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
-        for name, _ in indexes:
-            cursor.execute(f'DROP INDEX "{name}"')
-    yield
-    cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    for table in tables:
-        constraints, indexes = definitions[table]
-        for _, definition in indexes:
-            cursor.execute(definition)
-        for name, definition in sorted(constraints, key=lambda c: "FOREIGN" in c[1]):  # keys before references
-            cursor.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
-
-
-def load(responses: int, seed: int = 1, survey_name: str = "ten") -> tuple[int, list[int], str]:
-    """:func:`bench.dashboard.build`'s survey and rows (the same random draws in the same order), loaded
-    in bulk: COPY with the tables' keys made after (:func:`without_keys`), each question's tally cells
-    per shard from one sort, and the hourly counters and version in one statement each."""
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
-    from django.test import Client
-
-    from bench.dashboard import SURVEYS, question_fields
-    from bench.submit import sample_reports
-    from surveys import actions
-    from surveys.models import HourlyResponses, Report, Submission, Survey, SurveyVersion
-    from surveys.responding import tallies
-
-    user = get_user_model().objects.create_user("bench", password="bench-password-1")
-    survey = Survey.objects.create(owner=user, title="Benchmark survey", expected_respondents=responses)
-    questions = SURVEYS[survey_name]
-    for text, options, epsilon, mechanism, params in questions:
-        actions.do_add_question(survey, question_fields(text, options, epsilon, mechanism, params))
-    actions.do_open_survey(survey)
-
-    rng = np.random.default_rng(seed)
-    start = datetime(2026, 11, 1, tzinfo=UTC)
-    hours = (np.arange(responses) * 24 * 14) // responses  # spread over two weeks
-    started = time.perf_counter()
-    shards = rng.integers(0, settings.TALLY_SHARDS, size=responses)  # each submission's random shard
-    by_shard = np.argsort(shards, kind="stable")  # each shard's submissions, in their order
-    bounds = np.searchsorted(shards[by_shard], np.arange(settings.TALLY_SHARDS + 1))
-    tables = [Submission._meta.db_table, Report._meta.db_table]
-    with transaction.atomic(), connection.connection.cursor() as cursor, without_keys(cursor, tables):
-        ids = rng.choice(2**62, size=responses, replace=False) + 2**32  # random ids, as the app makes them
-        moments = [start + timedelta(hours=h) for h in range(int(hours.max()) + 1 if responses else 0)]
-        with cursor.copy(f"COPY {tables[0]} (id, survey_id, received_hour) FROM STDIN") as copy:
-            for submission_id, hour in zip(ids.tolist(), hours.tolist(), strict=True):
-                copy.write_row((submission_id, survey.pk, moments[hour]))
-        cells, counts = np.unique(np.c_[hours, shards], axis=0, return_counts=True)
-        hourly = [
-            (survey.pk, connection.ops.adapt_datetimefield_value(moments[h]), s, c)
-            for (h, s), c in zip(cells.tolist(), counts.tolist(), strict=True)
-        ]
-        key = ("survey_id", "hour", "shard")
-        tallies.upsert_adding(HourlyResponses._meta.db_table, (*key, "count"), key, hourly)
-        per_shard = np.bincount(shards, minlength=settings.TALLY_SHARDS).tolist()
-        tallies.upsert_adding(
-            SurveyVersion._meta.db_table, ("survey_id", "shard", "count"), ("survey_id", "shard"),
-            [(survey.pk, s, c) for s, c in enumerate(per_shard) if c],
-        )  # fmt: skip
-        for question in survey.questions.all():
-            randomization = question.current_randomization()
-            mechanism = randomization.build_mechanism()
-            packed = sample_reports(question, mechanism, responses, rng)
-            report_ids = rng.choice(2**62, size=responses, replace=False) + 2**32
-            with cursor.copy(
-                f"COPY {tables[1]} (id, submission_id, question_id, randomization_id, packed) FROM STDIN"
-            ) as copy:
-                for report_id, submission_id, row in zip(report_ids.tolist(), ids.tolist(), packed, strict=True):
-                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row))
-            rows = []
-            for shard in range(settings.TALLY_SHARDS):
-                mine = [packed[i] for i in by_shard[bounds[shard] : bounds[shard + 1]].tolist()]
-                rows.extend(tallies.tally_rows(randomization, mine, shard))
-            tallies.add_rows(rows)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-    print(f"loaded {responses:,} responses x {len(questions)} questions in {time.perf_counter() - started:.0f} s")
-
-    client = Client()
-    client.force_login(user)
-    return survey.pk, list(survey.questions.values_list("pk", flat=True)), client.cookies["sessionid"].value
-
-
 def run(args: argparse.Namespace, url: str) -> None:
     setup_django(url)
     from django.core.files.storage import default_storage
     from django.core.management import call_command
 
-    from bench.dashboard import build
     from surveys.jobs import worker
     from surveys.jobs.records import Job
 
     print(f"database: {url.rsplit('@', 1)[1]}")
     call_command("migrate", verbosity=0)
-    survey_id, _questions, _cookie = (load if args.loader == "bulk" else build)(args.responses)
+    survey_id, _questions, _cookie = build(args.responses, [question_fields(*q) for q in SURVEYS["ten"]])
     print(f"load average after loading: {load_average()}")
     if args.baseline:
         compare_spellings(survey_id, args.baseline)
