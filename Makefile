@@ -5,10 +5,13 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTEST := $(PY) -m pytest
 # pytest-xdist workers: one a core, each taking a whole module (the statistical tests of a module
-# share one cached simulation). The long simulations (marker `slow`) run only in test-all and CI;
+# share one cached simulation), in the order tests/conftest.py sorts them (the long ones first, so
+# the workers finish together; xdist would otherwise start the modules with the most tests first and
+# leave a long module of few tests, such as the 600 browser respondents, for the end).
+# The long simulations (marker `slow`) run only in test-all and CI;
 # the submit fuzz runs the Hypothesis profile "dev" (300 bodies) or "ci" (10,000), tests/conftest.py.
 WORKERS ?= auto
-XDIST := -n $(WORKERS) --dist loadscope
+XDIST := -n $(WORKERS) --dist loadscope --no-loadscope-reorder
 
 .PHONY: bench-submit bench-dashboard install install-dev run serve test test-all test-fast test-python test-python-all test-django test-js test-browser lint format typecheck migrations-check messages i18n-check bench bench-peers experiments clean screenshots
 

@@ -15,9 +15,32 @@ hypothesis_settings.register_profile("ci", max_examples=10_000, **_HYPOTHESIS)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """On PostgreSQL, the test connections commit without waiting for the write-ahead log to reach the
+    disk (synchronous_commit off: a crash may lose the last commits, never corrupt or reorder them),
+    so a transactional test's commits and flush stop waiting on fsync. Test connections only; the
+    settings themselves are untouched."""
+    from django.db import connections
+
+    for alias in connections:
+        database = connections.settings[alias]
+        if database["ENGINE"] == "django.db.backends.postgresql":
+            options = database.setdefault("OPTIONS", {})
+            options["options"] = f"{options.get('options', '')} -c synchronous_commit=off".strip()
+
+
+@pytest.hookimpl(trylast=True)  # after tests/browser/conftest.py has marked its slow variants
 def pytest_collection_modifyitems(items):
-    """The long tests first: pytest-xdist hands out their modules first, and the workers finish together."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None and item.get_closest_marker("first") is None)
+    """The long tests first, then the browser tests (seconds each): pytest-xdist, told to keep this
+    order (--no-loadscope-reorder, Makefile), hands out their modules first, and the workers finish
+    together on the short ones."""
+
+    def later(item):
+        long = item.get_closest_marker("slow") or item.get_closest_marker("first")
+        return (long is None, not item.nodeid.startswith("tests/browser/"))
+
+    items.sort(key=later)
 
 
 @pytest.fixture(autouse=True)
