@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldp.mechanisms.base import Mechanism, OneOptionReport, check_counts, check_values
+from ldp.mechanisms.krr import KRandomizedResponse
 
 __all__ = ["FocusedResponse"]
 
@@ -104,15 +105,20 @@ class FocusedResponse(OneOptionReport, Mechanism):
         buckets[list(self.focus)] = np.arange(len(self.focus))
         return buckets
 
+    @cached_property
+    def bucket_rr(self) -> KRandomizedResponse:
+        """k-RR on the m + 1 buckets: what the client runs on its answer's bucket."""
+        return KRandomizedResponse(k=self.buckets, epsilon=self.epsilon)
+
     @property
     def keep_probability(self) -> float:
         """p = e^epsilon / (e^epsilon + m): the report is the answer's bucket."""
-        return 1.0 / (1.0 + len(self.focus) * math.exp(-self.epsilon))
+        return self.bucket_rr.keep_probability
 
     @property
     def other_probability(self) -> float:
         """q = 1 / (e^epsilon + m): the report is one particular other bucket."""
-        return (1.0 - self.keep_probability) / len(self.focus)
+        return self.bucket_rr.other_probability
 
     def params(self) -> dict[str, Any]:
         return {"focus": list(self.focus), "within": list(self.within or ())}
@@ -122,18 +128,12 @@ class FocusedResponse(OneOptionReport, Mechanism):
         return {**self.spec_header(), "focus": list(self.focus), "keep_probability": self.keep_probability}
 
     def randomize(self, values: ArrayLike, *, rng: Any = None) -> np.ndarray:
-        rng = np.random.default_rng(rng)
-        bucket = self.bucket_of[check_values(values, self.k)]
-        keep = rng.random(bucket.size) < self.keep_probability
-        other = rng.integers(0, self.buckets - 1, size=bucket.size)
-        other += other >= bucket  # uniform over the m other buckets
-        return np.where(keep, bucket, other).astype(np.uint8).reshape(-1, 1)
+        return self.bucket_rr.randomize(self.bucket_of[check_values(values, self.k)], rng=rng)
 
     @cached_property
     def bucket_matrix(self) -> np.ndarray:
         """B: k-RR's (m + 1, m + 1) matrix, B[y, b] = P[report y | bucket b]."""
-        p, q = self.keep_probability, self.other_probability
-        return (p - q) * np.eye(self.buckets) + q
+        return self.bucket_rr.response_matrix
 
     @cached_property
     def response_matrix(self) -> np.ndarray:
@@ -152,10 +152,8 @@ class FocusedResponse(OneOptionReport, Mechanism):
         return math.log(self.keep_probability / self.other_probability)
 
     def sample_tallies(self, true_counts: ArrayLike, repetitions: int, *, rng: Any = None) -> np.ndarray:
-        rng = np.random.default_rng(rng)
         counts = np.bincount(self.bucket_of, weights=check_counts(true_counts, self.k), minlength=self.buckets)
-        b = self.bucket_matrix
-        return sum(rng.multinomial(int(n_b), b[:, j], size=repetitions) for j, n_b in enumerate(counts))
+        return self.bucket_rr.sample_tallies(np.rint(counts).astype(np.int64), repetitions, rng=rng)
 
     def report_probabilities(self) -> np.ndarray:
         """P[report = y | answer = v] as a (k, m + 1) table, for enumeration."""
