@@ -100,8 +100,8 @@ def automatic_estimate(mechanism: Mechanism, unbiased: np.ndarray, n: int) -> tu
     method = mechanism.automatic_consistency(u, n)
     if method != "eb":
         return method, CONSISTENCY_ADJUSTMENTS[method](u)
-    if mechanism.k not in AVERAGED_OPTIONS:
-        return "eb", empirical_bayes_shares(mechanism.unit_variances, u, n)
-    precision, degrees = mechanism.even_test
     shares = empirical_bayes_shares(mechanism.unit_variances, u, n)
+    if mechanism.k not in AVERAGED_OPTIONS:
+        return "eb", shares
+    precision, degrees = mechanism.even_test
     return "eb", shrink_toward_even(shares, evenness_statistic(u, n, precision), degrees)
