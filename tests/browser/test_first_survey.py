@@ -35,13 +35,19 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
         else:
             form.locator("[name=options_text]").fill("Often\nSometimes\nNever")
         count = page.locator("#questions > li[data-question]").count()
-        form.locator("button[value=save]").click()
+        # The save's own response, so that a refused save fails here with the server's words.
+        with page.expect_response(lambda r: r.request.method == "POST" and "/questions/new/" in r.url) as saved:
+            form.locator("button[value=save]").click()
+        assert saved.value.ok, saved.value.status
+        assert "errorlist" not in saved.value.text(), saved.value.text()
         expect(page.locator("#questions > li[data-question]")).to_have_count(count + 1)
         # htmx swaps the out-of-band list before the form itself: wait for the fresh, empty form.
         expect(page.locator("#add-question form [name=text]")).to_have_value("")
         expect(page.locator("#add-question .errorlist")).to_have_count(0)
         # Every question so far shares the total: the plan's table has a row for each.
         expect(page.locator("[data-plan] tbody tr")).to_have_count(count + 1)
+        # htmx has finished swapping and settling (and bound the fresh form) before the next fill.
+        page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
 
     expect(page.locator("[data-total-epsilon]")).to_have_text("5")
     # The panel re-plans live as the total changes, before anything is saved.
