@@ -8,7 +8,7 @@ from surveys.accounts import LocalizedPasswordResetForm
 from surveys.api import api
 from surveys.responding.ratelimits import rate_limited
 from surveys.teams import oidc
-from surveys.views import health, respond
+from surveys.views import catalog, health
 
 urlpatterns = [
     # Probes for load balancers (surveys/views/health.py): no login, no rate limit, no survey data.
@@ -36,7 +36,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     # The browser's translations (our djangojs catalog only, not the admin's) as a same-origin script
     # defining gettext().
-    path("jsi18n/", respond.javascript_catalog, name="javascript-catalog"),
+    path("jsi18n/", catalog.javascript_catalog, name="javascript-catalog"),
     # The organizer API (surveys/api/, docs/api.md): its schema at /api/v1/openapi.json.
     path("api/v1/", api.urls),
     path("", include("surveys.urls")),

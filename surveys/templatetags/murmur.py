@@ -110,3 +110,11 @@ def number(value: float | None) -> str:
         separator = get_format("DECIMAL_SEPARATOR")
         text = text.rstrip("0").rstrip(separator)
     return text
+
+
+@register.simple_tag
+def javascript_catalog_src() -> str:
+    """The browser translations' URL in the active language, versioned so that browsers keep it."""
+    from surveys.views.catalog import catalog_src
+
+    return catalog_src()

@@ -16,14 +16,11 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.signing import BadSignature
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
-from django.views.i18n import JavaScriptCatalog
 
 from ldp import registry
 from surveys import actions, languages
@@ -321,15 +318,3 @@ def read_json_body(request: HttpRequest) -> bytes:
         return request.body
     except RequestDataTooBig:
         raise SubmissionError(413, _("The submission is too large.")) from None
-
-
-def javascript_catalog(request: HttpRequest) -> HttpResponseBase:
-    """The browser's translations (our djangojs catalog) as a same-origin script defining gettext(),
-    in the language ``?lang=`` names when Murmur speaks it (an answer page read in a survey's other
-    language), else the request's."""
-    view = JavaScriptCatalog.as_view(packages=["surveys"])
-    language = languages.chrome_language(request.GET.get(languages.LANGUAGE_PARAMETER))
-    if language is None:
-        return view(request)
-    with translation.override(language):
-        return view(request)

@@ -165,11 +165,36 @@ def test_the_browser_catalog_is_korean_for_a_korean_browser(client, db):
     assert "selected" not in script  # the admin's catalog is not sent to respondents
 
 
+def test_the_catalog_is_djangos_rendered_once_and_kept_by_browsers_under_its_version(client, organizer):
+    from django.utils import translation
+    from django.views.i18n import JavaScriptCatalog
+
+    from surveys.views.catalog import catalog_src
+
+    request = client.get("/").wsgi_request  # (its middleware activates the request's language)
+    with translation.override("ko"):
+        expected = JavaScriptCatalog.as_view(packages=["surveys"])(request).content
+    survey = make_open_survey(organizer)
+    html = client.get(reverse("respond", args=[survey.slug]), **KOREAN).content.decode()
+    [src] = [unescape(s) for s in re.findall(r'<script src="([^"]+)"', html) if "lang=" in s]
+    assert src == catalog_src("ko") and src.startswith(reverse("javascript-catalog") + "?lang=ko&v=")
+    versioned = client.get(src, HTTP_ACCEPT_LANGUAGE="en")  # the URL, not the browser, names the language
+    assert versioned.content == expected
+    assert "immutable" in versioned["Cache-Control"] and "max-age=31536000" in versioned["Cache-Control"]
+    # without the current version (an old page): the current catalog, never kept without asking again
+    stale = client.get(reverse("javascript-catalog") + "?lang=ko&v=0000", HTTP_ACCEPT_LANGUAGE="en")
+    assert stale.content == expected and "no-cache" in stale["Cache-Control"]
+    again = client.get(src, HTTP_IF_NONE_MATCH=versioned["ETag"])
+    assert again.status_code == 304 and again.content == b""
+    english = client.get(catalog_src("en"))
+    assert english.content != expected and english["ETag"] != versioned["ETag"]
+
+
 def test_the_answer_page_loads_the_catalog_from_its_own_origin(client, organizer):
     survey = make_open_survey(organizer)
     html = client.get(reverse("respond", args=[survey.slug])).content.decode()
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', html)
-    assert reverse("javascript-catalog") in scripts
+    assert any(src.startswith(reverse("javascript-catalog") + "?lang=") for src in scripts)
     assert all(src.startswith("/") and not src.startswith("//") for src in scripts)
     assert "htmx" not in html
 
