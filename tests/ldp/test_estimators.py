@@ -200,3 +200,26 @@ def test_consistent_bands_cover_every_option_including_zero_shares(name, truth, 
         assert np.all(high > low)
     rate = covered / len(tallies)
     assert np.all((rate >= 0.93) & (rate <= 0.97)), rate
+
+
+def test_the_unified_acceptance_region_holds_the_level_and_has_feldman_and_cousins_form():
+    from scipy import special, stats
+
+    from ldp.intervals import _unified_acceptance
+
+    rng = np.random.default_rng(20261127)
+    d0, d1 = rng.uniform(0.0, 4.0, 5000), rng.uniform(0.0, 4.0, 5000)
+    d0[:50], d1[50:100] = 0.0, 0.0  # at an edge
+    for level in (0.9, 0.95, 0.99):
+        lower, upper = _unified_acceptance(d0, d1, level)
+        assert_allclose(special.ndtr(upper) - special.ndtr(lower), level, atol=1e-12)
+        # One threshold c for both ends: t(L) = t(U) = c, with t(u) = u^2 inside [-d0, d1] and
+        # -2 u d0 - d0^2 below it, 2 u d1 - d1^2 above it (Feldman and Cousins 1998).
+        edge0, edge1 = np.maximum(d0, 1e-12), np.maximum(d1, 1e-12)
+        t_lower = np.where(lower < -edge0, -2 * lower * edge0 - edge0**2, lower**2)
+        t_upper = np.where(upper > edge1, 2 * upper * edge1 - edge1**2, upper**2)
+        assert_allclose(t_lower, t_upper, rtol=1e-9)
+        # Away from both edges, the usual |u| <= z.
+        far = (d0 > 3) & (d1 > 3)
+        z = stats.norm.ppf(0.5 + level / 2)
+        assert_allclose(upper[far & (d0 > z) & (d1 > z)], z)

@@ -234,7 +234,7 @@ def test_the_switcher_links_every_language_and_marks_the_current(client, bilingu
     # the page's next requests keep the language: receipt, transparency page, browser strings
     assert f'data-submit-url="{reverse("submit", args=[bilingual.slug])}?lang=en"' in text
     assert f'{reverse("transparency", args=[bilingual.slug])}?lang=en"' in text
-    assert f'{reverse("javascript-catalog")}?lang=en&amp;v=' in text
+    assert f"{reverse('javascript-catalog')}?lang=en&amp;v=" in text
     assert "EN 좋음" in text and "EN 전혀" in text and "EN 고맙습니다." in text
 
 
