@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
+from scipy import special
 
 from ldp.simplex import project_onto_simplex
 
@@ -151,7 +151,7 @@ def score_interval(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, lev
     >>> round(float(low[0]), 4), round(float(high[0]), 4)
     (0.402, 0.598)
     """
-    c = float(stats.norm.ppf(0.5 + level / 2)) ** 2 / n
+    c = float(special.ndtri(0.5 + level / 2)) ** 2 / n
     plug_in = project_onto_simplex(unbiased)
     k = unbiased.size
     low, high = np.empty(k), np.empty(k)
@@ -201,7 +201,7 @@ def _unified_acceptance(d0: np.ndarray, d1: np.ndarray, level: float, iterations
         return lower, upper
 
     # Away from both edges (d0, d1 >= the two-sided quantile) the region is the usual |u| <= z.
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = float(special.ndtri(0.5 + level / 2))
     c = np.full_like(d0, z * z)
     near = (d0 < z) | (d1 < z)
     if near.any():
