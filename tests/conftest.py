@@ -30,11 +30,39 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
             options["options"] = f"{options.get('options', '')} -c synchronous_commit=off".strip()
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-only",
+        action="store_true",
+        help="run only the tests that touch a database (CI's SQLite pass; every test runs on PostgreSQL)",
+    )
+
+
+#: pytest-django's fixtures that give a test a database (directly or through the fixtures it uses).
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "live_server",
+    "django_db_setup",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
+
+
+def touches_database(item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(DATABASE_FIXTURES & set(item.fixturenames))
+
+
 @pytest.hookimpl(trylast=True)  # after tests/browser/conftest.py has marked its slow variants
-def pytest_collection_modifyitems(items):
-    """The long tests first, then the browser tests (seconds each): pytest-xdist, told to keep this
-    order (--no-loadscope-reorder, Makefile), hands out their modules first, and the workers finish
-    together on the short ones."""
+def pytest_collection_modifyitems(config, items):
+    """With --database-only, only the tests that touch a database. Then the long tests first, then
+    the browser tests (seconds each): pytest-xdist, told to keep this order (--no-loadscope-reorder,
+    Makefile), hands out their modules first, and the workers finish together on the short ones."""
+    if config.getoption("--database-only"):
+        elsewhere = [item for item in items if not touches_database(item)]
+        if elsewhere:
+            config.hook.pytest_deselected(items=elsewhere)
+            items[:] = [item for item in items if touches_database(item)]
 
     def later(item):
         long = item.get_closest_marker("slow") or item.get_closest_marker("first")
