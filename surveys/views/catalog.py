@@ -37,6 +37,7 @@ def rendered(language: str) -> tuple[bytes, str]:
         request.method = "GET"
         with translation.override(language):
             response = JavaScriptCatalog.as_view(packages=["surveys"])(request)
+        assert isinstance(response, HttpResponse)  # rendered in full, never streamed
         body = response.content
         hit = _rendered[language] = (body, hashlib.sha256(body).hexdigest()[:16])
     return hit
