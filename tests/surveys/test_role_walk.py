@@ -225,13 +225,13 @@ def test_the_walk(team, who):
         read_body(response)  # an export file: read to its end, which closes it
     leaks, changes, denied = [], [], []
     data = post_data(team, who)
+    before = state(team)  # then each request's "after" is the next one's "before"
     for name, converters in ROUTES:
         url = url_of(name, converters, team)
         for method in ("get", "post"):
-            client = client_for(team, who)  # a fresh session: the logout route logs out
-            before = state(team)
             if method == "post" and protected(name, converters) and allowed(name, converters, who, method):
                 continue  # allowed posts change things on purpose: test_the_walk_posts_real_changes
+            client = client_for(team, who)  # a fresh session: the logout route logs out
             response = client.post(url, data) if method == "post" else client.get(url)
             body = read_body(response)
             refused = response.status_code in (404, 405) or (
@@ -248,8 +248,10 @@ def test_the_walk(team, who):
             if who in ("outsider", "anonymous") and name not in PUBLIC and names_team:
                 leaks.append(f"{method.upper()} {name} names the team's survey or workspace")
             on_purpose = protected(name, converters) and allowed(name, converters, who, method)  # exports log
-            if name not in PUBLIC and not on_purpose and state(team) != before:
+            after = state(team)
+            if name not in PUBLIC and not on_purpose and after != before:
                 changes.append(f"{method.upper()} {name}")
+            before = after
     assert leaks == [] and changes == [] and denied == []
 
 
