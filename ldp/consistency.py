@@ -110,10 +110,9 @@ def share_prior(unit_variances: np.ndarray, unbiased: np.ndarray, n: int, iterat
     # Each row is scaled by its own constant (which changes no posterior) so that exp never underflows.
     likelihood = np.exp(-0.5 * (z**2 - np.min(z**2, axis=1, keepdims=True))) / sd
     weights = np.full(PRIOR_GRID.size, 1.0 / PRIOR_GRID.size)
+    # The EM step w_j <- mean_v L_vj w_j / sum_i L_vi w_i, as two matrix-vector products.
     for _ in range(iterations):
-        joint = likelihood * weights
-        posterior = joint / joint.sum(axis=1, keepdims=True)
-        weights = posterior.mean(axis=0)
+        weights = weights * (likelihood.T @ (1.0 / (likelihood @ weights))) / u.size
     joint = likelihood * weights
     return SharePrior(weights, joint / joint.sum(axis=1, keepdims=True), sd)
 

@@ -104,11 +104,11 @@ def eb_stack(mechanism: Mechanism, unbiased: np.ndarray, n: int, iterations: int
     sd = np.sqrt(np.maximum(a + b * PRIOR_GRID, 1e-300) / n)  # (rows, k, grid)
     z = (x[:, :, None] - PRIOR_GRID) / sd
     likelihood = np.exp(-0.5 * (z**2 - np.min(z**2, axis=2, keepdims=True))) / sd
-    weights = np.full((x.shape[0], 1, PRIOR_GRID.size), 1.0 / PRIOR_GRID.size)
-    for _ in range(iterations):
-        joint = likelihood * weights
-        weights = (joint / joint.sum(axis=2, keepdims=True)).mean(axis=1, keepdims=True)
-    joint = likelihood * weights
+    weights = np.full((x.shape[0], PRIOR_GRID.size, 1), 1.0 / PRIOR_GRID.size)
+    transposed = likelihood.transpose(0, 2, 1)
+    for _ in range(iterations):  # as in share_prior: two (batched) matrix-vector products a step
+        weights = weights * (transposed @ (1.0 / (likelihood @ weights))) / x.shape[1]
+    joint = likelihood * weights.transpose(0, 2, 1)
     return project_onto_simplex((joint / joint.sum(axis=2, keepdims=True)) @ PRIOR_GRID)
 
 
