@@ -1,6 +1,6 @@
 """Per answer shape: "auto" and the opt-in choosers against the shape's best fixed estimator (Murmur only).
 
-    python -m bench.estimator_shapes [--repetitions R] [--options 5 20]
+    python -m bench.estimator_shapes [--repetitions R] [--options 5 20] [--rows auto auto-ibu-avg]
 
 For each shape of bench.peers.SHAPES, the cells k in --options, n in {1,000, 10,000}, epsilon in
 {0.1, 1, 5}, the advisor's mechanism; every estimator scores the same tallies (paired). The best
@@ -22,16 +22,18 @@ from ldp.advisor import recommend
 from ldp.estimators import estimate_proportions
 
 FIXED = ("norm-sub", "clip", "eb")
-ROWS = ("auto", "auto-even", "sure", "sure-largest", "auto-ibu")
+ROWS = ("auto", "auto-even", "sure", "sure-largest", "auto-ibu", "auto-ibu-avg")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=20)
     parser.add_argument("--options", type=int, nargs="*", default=[5, 20])
+    parser.add_argument("--rows", nargs="*", choices=ROWS, default=list(ROWS), help="the choosers to score")
     args = parser.parse_args()
-    print("| answers | best fixed | " + " | ".join(ROWS) + " |")
-    print("|---|---|" + "---|" * len(ROWS))
+    rows = tuple(args.rows)
+    print("| answers | best fixed | " + " | ".join(rows) + " |")
+    print("|---|---|" + "---|" * len(rows))
     for shape in SHAPES:
         cells = []
         for k in args.options:
@@ -42,7 +44,7 @@ def main() -> None:
                     mechanism = make_mechanism(best.mechanism, k=k, epsilon=epsilon, **best.params)
                     rng = np.random.default_rng([29, k, n, int(10 * epsilon)])
                     tallies = mechanism.sample_tallies(counts, args.repetitions, rng=rng)
-                    names = [e for e in (*ROWS, *FIXED) if not (e == "eb" and k < 3)]
+                    names = [e for e in (*rows, *FIXED) if not (e == "eb" and k < 3)]
                     errors = {
                         e: np.abs(estimate_proportions(mechanism, tallies, n, e) - counts / n).max(axis=1)
                         for e in names
@@ -54,7 +56,7 @@ def main() -> None:
         }
         chosen = min(scores, key=scores.__getitem__)
         parts = []
-        for row in ROWS:
+        for row in rows:
             ratios, ses = paired_ratios(cells, row, chosen)
             losing = int(np.sum(ratios - 2 * ses > 1))
             parts.append(f"{ratios.mean():.3f} ± {np.sqrt(np.sum(ses**2)) / ratios.size:.3f} ({losing})")

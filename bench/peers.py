@@ -19,7 +19,8 @@ absolute error over the options, with its standard error. One data set per (grid
 for (k, epsilon, n) and the "auto" estimator (Mechanism.automatic_consistency: empirical Bayes when
 5 <= k <= 64 and a chi-square test does not reject evenly spread answers, else Norm-Sub or clipping by
 ldp.consistency.choose_consistency). "Murmur auto-ibu" is "auto" with ldp.large_k's rule at 33-64 options
-(a sharper evenness test, IBU where it rejects). "Murmur EB" is the same mechanism with the empirical-Bayes
+(a sharper evenness test, IBU where it rejects); "Murmur auto-ibu-avg" the same with the mean of IBU's and
+Norm-Sub's estimates where it rejects. "Murmur EB" is the same mechanism with the empirical-Bayes
 estimator on every tally (ldp.estimators.empirical_bayes); "Murmur advisor (Norm-Sub)",
 "(clip)" and "(IBU)" the same mechanism with one estimator on every tally (IBU:
 ldp.ibu.support_bayesian_update). "Murmur auto-even" is "auto" with its empirical-Bayes shares
@@ -147,6 +148,7 @@ MURMUR = {
     "Murmur advisor (IBU)": ("auto", "ibu"),
     "Murmur advisor (cross-fit)": ("auto", "cross-fit"),
     "Murmur auto-ibu": ("auto", "auto-ibu"),
+    "Murmur auto-ibu-avg": ("auto", "auto-ibu-avg"),
     "Murmur auto-even": ("auto", "auto-even"),
     "Murmur k-RR (Norm-Sub)": ("krr", "norm-sub"),
     "Murmur subset (clip)": ("subset", "clip"),
@@ -422,6 +424,7 @@ def main() -> None:
     rng = np.random.default_rng(2024)
     summary, summary_eb, summary_ibu, summary_oracle, grid_peers = [], [], [], [], {}
     summary_auto_ibu: list[tuple] = []
+    summary_avg: list[tuple] = []
     summary_even: list[tuple] = []
     print("| grid | n | ε | implementation | mean max error (%) | ± SE | seconds |")
     print("|---|---:|---:|---|---:|---:|---:|")
@@ -452,6 +455,7 @@ def main() -> None:
                     summary_eb.append((grid, n, epsilon, murmur["Murmur EB"], *best_peer))
                     summary_ibu.append((grid, n, epsilon, murmur["Murmur advisor (IBU)"], *best_peer))
                     summary_auto_ibu.append((grid, n, epsilon, murmur["Murmur auto-ibu"], *best_peer))
+                    summary_avg.append((grid, n, epsilon, murmur["Murmur auto-ibu-avg"], *best_peer))
                     summary_even.append((grid, n, epsilon, murmur["Murmur auto-even"], *best_peer))
                     # The advisor's mechanism with whichever of auto, EB, Norm-Sub, clipping and IBU
                     # erred least in this cell: what a rule that knew the answers could at best reach.
@@ -465,6 +469,8 @@ def main() -> None:
     print(grid_summary(summary_ibu, "IBU"))
     print()
     print(grid_summary(summary_auto_ibu, "auto-ibu"))
+    print()
+    print(grid_summary(summary_avg, "auto-ibu-avg"))
     print()
     print(grid_summary(summary_even, "auto-even (opt-in)"))
     print()

@@ -15,7 +15,8 @@
 * ``"sure"`` (``"sure-largest"``): per tally, whichever of Norm-Sub, clipping and ``"eb"`` has the
   smallest Stein's unbiased risk estimate (of the largest error) (:mod:`ldp.sure`; not the default).
 * ``"auto-ibu"``: ``"auto"``, but at 33-64 options with a support-count tally a sharper evenness
-  test and IBU where it rejects (:mod:`ldp.large_k`; not yet the pages' default).
+  test and IBU where it rejects (:mod:`ldp.large_k`; not yet the pages' default); ``"auto-ibu-avg"``
+  the same with the mean of IBU's and Norm-Sub's estimates where it rejects (opt-in).
 * ``"auto-even"``: ``"auto"``, its ``"eb"`` shares at 5-32 options averaged with evenly spread answers
   by the posterior probability that the answers are even (:mod:`ldp.even_shrinkage`; opt-in).
 * ``"auto"``: the results pages' default, per tally: ``"eb"`` when 5 <= k <= 64 and a chi-square
@@ -88,6 +89,7 @@ ESTIMATORS = (
     "sure",
     "sure-largest",
     "auto-ibu",
+    "auto-ibu-avg",
     "auto-even",
 )
 
@@ -167,8 +169,9 @@ def estimate_proportions(mechanism: Mechanism, counts: np.ndarray, n: int, estim
         result = select(mechanism, rows, n)
     elif estimator == "auto-even":
         result = np.array([automatic_estimate(mechanism, u, n)[1] for u in unbiased_rows(mechanism, rows, n)])
-    elif estimator == "auto-ibu":
-        result = auto_ibu(mechanism, rows, unbiased_rows(mechanism, rows, n), n)
+    elif estimator in ("auto-ibu", "auto-ibu-avg"):
+        average = estimator == "auto-ibu-avg"
+        result = auto_ibu(mechanism, rows, unbiased_rows(mechanism, rows, n), n, average=average)
     elif estimator in ("sure", "sure-largest"):
         result = sure_select(mechanism, rows, n, loss="l2" if estimator == "sure" else "largest")
     elif estimator == "ibu":

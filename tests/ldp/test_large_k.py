@@ -9,6 +9,7 @@ from ldp import make_mechanism
 from ldp.estimators import estimate_proportions
 from ldp.large_k import large_k_choice, largest_share_p_value
 from ldp.selection import unbiased_rows
+from ldp.simplex import project_onto_simplex
 
 
 def test_the_largest_share_p_value_is_sidak_of_the_top_z():
@@ -40,3 +41,19 @@ def test_even_answers_rarely_leave_empirical_bayes():
     assert left <= 10 + 4 * np.sqrt(200 * 0.05 * 0.95)
     estimate = estimate_proportions(mechanism, tallies[:3], n, "auto-ibu")
     assert np.allclose(estimate.sum(axis=1), 1.0) and np.all(estimate >= 0)
+
+
+def test_auto_ibu_avg_averages_ibu_and_norm_sub_where_the_rule_rejects():
+    mechanism = make_mechanism("subset", k=64, epsilon=1.0)
+    shares = 1 / np.arange(1, 65) ** 1.1
+    counts = np.random.default_rng(3).multinomial(1000, shares / shares.sum())
+    tallies = mechanism.sample_tallies(counts, 6, rng=np.random.default_rng(4))
+    unbiased = unbiased_rows(mechanism, tallies, 1000)
+    choices = [large_k_choice(mechanism, x, 1000) for x in unbiased]
+    assert "ibu" in choices  # Zipf(1.1) answers: the sharper test rejects on most tallies
+    averaged = estimate_proportions(mechanism, tallies, 1000, "auto-ibu-avg")
+    ibu = estimate_proportions(mechanism, tallies, 1000, "auto-ibu")
+    for choice, x, a, b in zip(choices, unbiased, averaged, ibu, strict=True):
+        expected = (b + project_onto_simplex(x)) / 2 if choice == "ibu" else b
+        assert np.allclose(a, expected)
+    assert np.allclose(averaged.sum(axis=1), 1.0) and np.all(averaged >= 0)
