@@ -241,8 +241,20 @@ def _uniform_subset_counts(groups: np.ndarray, size: int, population: int, rng: 
         return rng.multinomial(groups, uniform)
     if size == population - 1:
         return groups[:, None] - rng.multinomial(groups, uniform)
+    # Each subset: the ``size`` smallest of ``population`` uniform draws. The repetitions' subsets
+    # are drawn in blocks (the same draws, in the same order, as one repetition at a time) and
+    # counted with one bincount per block, each repetition's items offset by its row.
     out = np.empty((repetitions, population), dtype=np.int64)
-    for r, m in enumerate(groups):
-        picks = np.argpartition(rng.random((int(m), population)), size - 1, axis=1)[:, :size]
-        out[r] = np.bincount(picks.ravel(), minlength=population)
+    block = max(1, _SUBSET_BLOCK // (population * max(int(np.max(groups)), 1)))
+    for start in range(0, repetitions, block):
+        m = np.asarray(groups[start : start + block], dtype=np.int64)
+        picks = np.argpartition(rng.random((int(m.sum()), population)), size - 1, axis=1)[:, :size]
+        rows = np.repeat(np.arange(m.size) * population, m)[:, None]
+        counts = np.bincount((rows + picks).ravel(), minlength=m.size * population)
+        out[start : start + m.size] = counts.reshape(m.size, population)
     return out
+
+
+#: How many uniform draws :func:`_uniform_subset_counts` makes at once (8 bytes each; blocks that fit
+#: in the cache were faster than larger ones).
+_SUBSET_BLOCK = 60_000
