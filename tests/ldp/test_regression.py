@@ -147,3 +147,15 @@ def test_coefficients_are_unbiased_and_their_intervals_cover(mechanism, beta, n)
     assert np.all(np.abs(estimates.mean(axis=0) - beta) <= 3 * monte_carlo_se), (estimates.mean(axis=0), beta)
     rate = np.mean(covered, axis=0)
     assert np.all((rate >= 0.93) & (rate <= 0.97)), rate
+
+
+def test_distinct_rows_are_numpys_unique_rows_with_their_counts():
+    from ldp.regression import _distinct_rows
+
+    rng = np.random.default_rng(20261127)
+    rows = np.column_stack([np.ones(500), rng.integers(0, 3, (500, 2)), rng.normal(size=500).round(1)])
+    rows[:5, 1] = -0.0  # equal to 0.0, as for np.unique
+    expected = np.unique(rows, axis=0, return_counts=True)
+    patterns, counts = _distinct_rows(rows)
+    np.testing.assert_array_equal(patterns, expected[0])
+    np.testing.assert_array_equal(counts, expected[1])
