@@ -13,6 +13,8 @@ References
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import stats
 
@@ -88,6 +90,15 @@ def empty_profile(mechanism: Mechanism) -> np.ndarray | None:
     return np.zeros((max_weight(mechanism) + 1, columns), dtype=np.int64)
 
 
+@lru_cache(maxsize=256)
+def binomial_law(trials: int, p: float) -> np.ndarray:
+    """P(B = 0 ... trials) for B ~ Binomial(trials, p) (scipy's), computed once per (trials, p):
+    the integrity checks ask for the same few laws for every tally. Read-only."""
+    law = stats.binom.pmf(np.arange(trials + 1), trials, p)
+    law.flags.writeable = False
+    return law
+
+
 def max_weight(mechanism: Mechanism) -> int:
     """Largest possible weight: d sampled buckets, or the sketch's width m."""
     if isinstance(mechanism, CountMeanSketch):
@@ -115,11 +126,11 @@ def weight_distribution(mechanism: Mechanism) -> np.ndarray | None:
     """
     if isinstance(mechanism, SampledUnaryEncoding):
         d, p1, p0 = mechanism.d, mechanism.true_bit_probability, mechanism.other_bit_probability
-        sampled = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d), d - 1, p0))
-        return d / mechanism.k * sampled + (1 - d / mechanism.k) * stats.binom.pmf(np.arange(d + 1), d, p0)
+        sampled = np.convolve([1 - p1, p1], binomial_law(d - 1, p0))
+        return d / mechanism.k * sampled + (1 - d / mechanism.k) * binomial_law(d, p0)
     if isinstance(mechanism, CountMeanSketch):
         m, kappa = mechanism.width, mechanism.keep_probability
-        return np.convolve([1 - kappa, kappa], stats.binom.pmf(np.arange(m), m - 1, 1 - kappa))
+        return np.convolve([1 - kappa, kappa], binomial_law(m - 1, 1 - kappa))
     return None
 
 
@@ -138,9 +149,9 @@ def weight_bit_law(mechanism: SampledUnaryEncoding) -> tuple[np.ndarray, np.ndar
     k, d = mechanism.k, mechanism.d
     p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability
     alpha, gamma = np.zeros(d + 1), np.zeros(d + 1)
-    alpha[1:] = d / k * p1 * stats.binom.pmf(np.arange(d), d - 1, p0)
+    alpha[1:] = d / k * p1 * binomial_law(d - 1, p0)
     if d >= 2:
-        both = np.convolve([1 - p1, p1], stats.binom.pmf(np.arange(d - 1), d - 2, p0))
+        both = np.convolve([1 - p1, p1], binomial_law(d - 2, p0))
         gamma[1:] += d * (d - 1) / (k * (k - 1)) * both
-    gamma[1:] += d * (k - d) / (k * (k - 1)) * stats.binom.pmf(np.arange(d), d - 1, p0)
+    gamma[1:] += d * (k - d) / (k * (k - 1)) * binomial_law(d - 1, p0)
     return alpha, p0 * gamma
