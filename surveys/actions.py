@@ -25,6 +25,7 @@ from surveys.models import (
     spent_epsilon,
 )
 from surveys.responding import invitations
+from surveys.results import stamps
 from surveys.sampling import QuestionSample, pool_of
 
 
@@ -336,6 +337,7 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
         question.pair_first = question.pair_second = None
         questions.append(question)
     Question.objects.bulk_create(questions)
+    stamps.changed(target.pk)  # bulk_create sends no signal
     # A declared pair points at the copies of its two questions.
     new_of = dict(zip(old_ids, questions, strict=True))
     for question, (first, second) in zip(questions, pairs, strict=True):

@@ -15,6 +15,9 @@ class SurveysConfig(AppConfig):
         from surveys.teams import audit
 
         audit.connect()
+        from surveys.results import stamps
+
+        stamps.connect()  # results pages' ETags follow every change to a survey's questions
         from surveys.jobs import embedded
 
         # Under `make run`: a job worker thread inside runserver (surveys/jobs/embedded.py).

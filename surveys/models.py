@@ -163,6 +163,9 @@ class Survey(models.Model):
     workspace = models.ForeignKey(
         "surveys.Workspace", on_delete=models.PROTECT, null=True, blank=True, related_name="surveys"
     )
+    # Counts changes to what results pages show besides the survey's own row (questions, matrices,
+    # randomizations, sample): surveys.results.stamps adds 1 to it, and a 304 reads it here.
+    revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -170,6 +173,16 @@ class Survey(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """A full save never writes :attr:`revision` back: only stamps.changed adds to it (in SQL), and
+        an instance read before that must not undo it."""
+        if self.pk is not None and not self._state.adding and not (args or set(kwargs) - {"using"}):
+            deferred = self.get_deferred_fields() | {"revision"}
+            kwargs["update_fields"] = [
+                f.name for f in self._meta.concrete_fields if not f.primary_key and f.attname not in deferred
+            ]
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("survey_detail", args=[self.pk])

@@ -31,5 +31,10 @@ class SurveyVersion(models.Model):
 
 def survey_version(survey: Any) -> int:
     """The survey's version: submissions stored (by every path that adds to its tallies)."""
-    total = SurveyVersion.objects.filter(survey_id=survey.pk).aggregate(total=Sum("count"))["total"]
+    return version_of(survey.pk)
+
+
+def version_of(survey_id: int) -> int:
+    """:func:`survey_version` of the survey with this id."""
+    total = SurveyVersion.objects.filter(survey_id=survey_id).aggregate(total=Sum("count"))["total"]
     return int(total or 0)

@@ -9,7 +9,6 @@ estimates of a (randomization, tally) pair are computed once and then served fro
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -241,13 +240,13 @@ class SurveyState:
         for randomization in rows:
             by_question[randomization.question_id].append(randomization)
         if live or snapshot is not None:
-            every = (
-                [r for versions in by_question.values() for r in versions]
-                if questions_given is None
-                else list(Randomization.objects.filter(question__survey=survey))
-            )
-            snapshot = snapshot or snapshots.read(survey, every)
-            wanted = {r.pk for versions in by_question.values() for r in versions}
+            own = [r for versions in by_question.values() for r in versions]
+
+            def every() -> list[Randomization]:  # read only for a first snapshot of the whole survey
+                return own if questions_given is None else list(Randomization.objects.filter(question__survey=survey))
+
+            snapshot = snapshots.filled(snapshot or snapshots.read(survey, every), own)
+            wanted = {r.pk for r in own}
             digests = {pk: digest for pk, digest in snapshot.digests.items() if pk in wanted}
             lazy = SnapshotTallies(snapshot, frozenset(digests))
             return cls(survey, questions, by_question, lazy, digests, snapshot, pool_of(survey))
@@ -264,16 +263,13 @@ class SurveyState:
     @property
     def signature(self) -> str:
         """Changes whenever any of the survey's tallies does (for polling and ETags)."""
-        digest = hashlib.blake2b(digest_size=8)
-        for pk in sorted(self.digests):
-            digest.update(f"{pk}:{self.digests[pk]};".encode())
-        return digest.hexdigest()
+        return snapshots.signature_of(self.digests, self.digests)
 
     @property
     def version(self) -> int:
         """The survey's version now (:mod:`surveys.responding.versions`): the live read's, or read now."""
         if self.snapshot is not None:
-            return self.snapshot.current
+            return self.snapshot.latest()
         return survey_version(self.survey)
 
     @property

@@ -6,9 +6,10 @@ and each new report makes every viewer re-read, re-estimate and redraw at once. 
 tallies are kept in the cache as a :class:`Snapshot` labelled with the survey's version
 (:func:`surveys.responding.versions.survey_version`, a read of at most ``TALLY_SHARDS`` rows):
 
-- the version unchanged: the snapshot is served as it is (nothing is read but the version);
-- changed, but the snapshot younger than ``RESULTS_REFRESH_SECONDS``: served as it is, with its age
-  and how many responses it lacks, so the page can say so;
+- younger than ``RESULTS_REFRESH_SECONDS``: served as it is, the version unread (a page drawn reads
+  it for its freshness note: the snapshot's age and how many responses it lacks);
+- older, the version unchanged: served as it is; the version is read at most once per interval
+  while it stays so (the "checked" key);
 - older: still served as it is, and a ``refresh_results`` job is queued (one per survey at a
   time: the job key) that reads the tallies, computes the estimates, draws the default page's
   charts and then publishes the new snapshot (:func:`surveys.results.refresh.run_refresh`). No request waits for it.
@@ -30,8 +31,10 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -39,7 +42,7 @@ from django.core.cache import cache
 import ldp
 from surveys.models import Randomization, Survey
 from surveys.responding import tallies
-from surveys.responding.versions import survey_version
+from surveys.responding.versions import survey_version, version_of
 
 #: How long a snapshot stays in the cache at most (a quiet survey's is simply reused).
 SNAPSHOT_SECONDS = 24 * 3600
@@ -57,17 +60,23 @@ class Snapshot:
     digests: dict[int, str]
     hourly: list[tuple[datetime, int]]
     """The hourly response counts read with the tallies (the responses-over-time chart)."""
-    current: int = 0
-    """The survey's version when this snapshot was served."""
+    current: int | None = None
+    """The survey's version when this snapshot was served (None: not read yet, see :meth:`latest`)."""
     pending: bool = False
     """Read by this request, and published (:func:`publish`) once its page is drawn."""
     loaded: dict[int, ldp.Tally] | None = field(default=None, repr=False, compare=False)
     """The tallies, once read (never stored with the head)."""
 
+    def latest(self) -> int:
+        """The survey's version now: read once, when first asked for (a 304 or a poll never asks)."""
+        if self.current is None:
+            self.current = version_of(self.survey_id)
+        return self.current
+
     @property
     def behind(self) -> int:
         """Responses stored since the snapshot was read (0: it is current)."""
-        return max(0, self.current - self.version)
+        return max(0, self.latest() - self.version)
 
     @property
     def age(self) -> int:
@@ -102,31 +111,50 @@ def _key(survey: Survey) -> str:
     return f"murmur:snapshot-head:{survey.pk}"
 
 
-def read(survey: Survey, randomizations: list[Randomization]) -> Snapshot:
+def _checked_key(survey: Survey) -> str:
+    return f"murmur:snapshot-checked:{survey.pk}"
+
+
+def keys(survey: Survey) -> list[str]:
+    """The cache keys :func:`read` looks at (fetched with others in one ``get_many`` by a 304)."""
+    return [_key(survey), _checked_key(survey)]
+
+
+def read(
+    survey: Survey, randomizations: Callable[[], list[Randomization]], found: dict[str, Any] | None = None
+) -> Snapshot:
     """The survey's tallies from its snapshot, or read now the first time (see the module's rules).
 
-    ``randomizations`` are every randomization of the survey (a version added since the snapshot
-    holds no reports yet: it gets an empty tally). A stale snapshot is served as it is, and a
-    ``refresh_results`` job is queued (one at a time per survey) to read the new tallies, compute
-    the estimates, draw the charts and publish them. With no snapshot at all the request reads
-    the tallies itself (``pending``) and publishes them once its page is drawn (:func:`publish`).
+    ``randomizations()`` are every randomization of the survey, read only when there is no snapshot
+    (a version added since the snapshot holds no reports yet: :func:`filled` gives it an empty
+    tally); ``found``, the cache's entries under :func:`keys`
+    if already fetched. The survey's version is read only once the snapshot is
+    ``RESULTS_REFRESH_SECONDS`` old, and then at most once per interval while it stays the
+    snapshot's (the "checked" key): a 304 or a poll within the interval reads nothing but the cache.
+    A stale snapshot is served as it is, and a ``refresh_results`` job is queued (one at a time per
+    survey) to read the new tallies, compute the estimates, draw the charts and publish them. With
+    no snapshot at all the request reads the tallies itself (``pending``) and publishes them once
+    its page is drawn (:func:`publish`).
     """
-    version = survey_version(survey)
-    snapshot: Snapshot | None = cache.get(_key(survey))
-    if snapshot is not None:
-        snapshot.current = version
-        if snapshot.version == version:
-            return _filled(snapshot, randomizations)
-        if time.time() - snapshot.computed_at >= settings.RESULTS_REFRESH_SECONDS:
-            from surveys.jobs import queue
+    found = cache.get_many(keys(survey)) if found is None else found
+    snapshot: Snapshot | None = found.get(_key(survey))
+    if snapshot is None:
+        return read_now(survey, randomizations(), survey_version(survey))
+    interval = settings.RESULTS_REFRESH_SECONDS
+    if time.time() - snapshot.computed_at < interval or found.get(_checked_key(survey)) == snapshot.version:
+        return snapshot
+    version = snapshot.current = survey_version(survey)
+    if version != snapshot.version:
+        from surveys.jobs import queue
 
-            queue.enqueue("refresh_results", survey, key=f"refresh:{survey.pk}", params={})
-            refreshed: Snapshot | None = cache.get(_key(survey))  # the synchronous transport has run it
-            if refreshed is not None and refreshed.version != snapshot.version:
-                refreshed.current = version
-                snapshot = refreshed
-        return _filled(snapshot, randomizations)
-    return read_now(survey, randomizations, version)
+        queue.enqueue("refresh_results", survey, key=f"refresh:{survey.pk}", params={})
+        refreshed: Snapshot | None = cache.get(_key(survey))  # the synchronous transport has run it
+        if refreshed is not None and refreshed.version != snapshot.version:
+            refreshed.current = version
+            return refreshed
+    if interval:  # unchanged, or its refresh queued: the version is not read again for an interval
+        cache.set(_checked_key(survey), snapshot.version, interval)
+    return snapshot
 
 
 def read_now(survey: Survey, randomizations: list[Randomization], version: int) -> Snapshot:
@@ -142,12 +170,20 @@ def publish(survey: Survey, snapshot: Snapshot | None) -> None:
     if snapshot is None or not snapshot.pending:
         return
     snapshot.pending = False
-    head = replace(snapshot, loaded=None, current=0)
+    head = replace(snapshot, loaded=None, current=None)
     # The tallies first: a reader who finds the head finds them too (set_many keeps this order).
     cache.set_many({snapshot.tallies_key: snapshot.tallies, _key(survey): head}, SNAPSHOT_SECONDS)
 
 
-def _filled(snapshot: Snapshot, randomizations: list[Randomization]) -> Snapshot:
+def signature_of(digests: dict[int, str], wanted: Iterable[int]) -> str:
+    """Changes whenever the tally of any randomization ``wanted`` does (a page's polls and ETags)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for pk in sorted(wanted):
+        digest.update(f"{pk}:{digests[pk]};".encode())
+    return digest.hexdigest()
+
+
+def filled(snapshot: Snapshot, randomizations: list[Randomization]) -> Snapshot:
     """The snapshot with the tally of any randomization made since it was read (read now: rare)."""
     missing = [r for r in randomizations if r.pk not in snapshot.digests]
     if missing:

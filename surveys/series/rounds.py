@@ -65,6 +65,7 @@ from ldp.memo import (  # noqa: F401  (the answer and transparency pages read th
 )
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
 from surveys.models import Question, Randomization, Series, Survey
+from surveys.results import stamps
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,7 @@ def do_make_recurring(survey: Survey, recurrence: str, now: datetime | None = No
             memoized_randomizations(survey).filter(mechanism=mechanism, memo_gamma__isnull=True).update(
                 memo_gamma=gamma
             )
+        stamps.changed(survey.pk)  # updates send no signal
         readvise_automatic(survey)
     series.recurrence = recurrence
     series.next_round_at = next_due(recurrence, now)
@@ -216,6 +218,7 @@ def _open_next(series: Series, now: datetime, base: datetime, opened_at: datetim
     # The round's own timestamps say when it opened, never when the visit that opened it came.
     Survey.objects.filter(pk=copy.pk).update(created_at=opened_at)
     Randomization.objects.filter(question__survey=copy).update(created_at=opened_at)
+    stamps.changed(copy.pk)
     series.next_round_at = next_due(series.recurrence, base)
     while series.next_round_at is not None and series.next_round_at <= now:
         series.next_round_at = next_due(series.recurrence, series.next_round_at)

@@ -18,7 +18,7 @@ from surveys.kinds.pair import heatmap
 from surveys.models import Survey
 from surveys.replica import reads_results
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import crosstabs, pair_counts, snapshots
+from surveys.results import crosstabs, pair_counts, snapshots, stamps
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import crosstab_record
 from surveys.sampling import pool_of
@@ -102,7 +102,7 @@ def crosstab_page(request: HtmxHttpRequest, survey: Survey, public: bool) -> Htt
         return render(request, template, context, status=context["status"])
 
     parts = ("crosstab", public, first, second, bands, counted)
-    response = conditional(request, page_etag(request, survey, state, *parts), render_page)
+    response = conditional(request, page_etag(request, survey, stamps.of_state(state), *parts), render_page)
     snapshots.publish(survey, state.snapshot)
     return response
 

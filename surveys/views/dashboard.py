@@ -31,7 +31,7 @@ from surveys.models import Question, Survey, asked_jointly
 from surveys.replica import reads_results
 from surveys.responding import tallies
 from surveys.responding.ratelimits import rate_limited
-from surveys.results import charts, crosstabs, snapshots, trends
+from surveys.results import charts, crosstabs, snapshots, stamps, trends
 from surveys.results.asked import asked_note
 from surveys.results.cards import cached_chart, matrix_cards, responses_timeline, result_view, short_digest
 from surveys.results.estimates import SurveyState
@@ -132,13 +132,14 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey, live=True)
-    if request.htmx and request.GET.get("since") == state.signature:
-        snapshots.publish(survey, state.snapshot)
+    stamp = stamps.read(survey)  # O(1): the poll and the 304 need nothing else
+    if request.htmx and request.GET.get("since") == stamp.signature:
+        snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
     def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
+        state = stamps.state_of(survey, stamp)
         context = dashboard_context(survey, kind, state, bands=bands) | trend
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=False)
@@ -150,10 +151,10 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"), request.get_full_path())
     response = conditional(
         request,
-        page_etag(request, survey, state, *parts),
-        lambda: rendered_once(request, survey, state, parts, render_page),
+        page_etag(request, survey, stamp, *parts),
+        lambda: rendered_once(request, survey, stamp, parts, render_page),
     )
-    snapshots.publish(survey, state.snapshot)  # drawn: every reader may now have these numbers
+    snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -165,13 +166,13 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     survey = get_survey_for_results(request.user, survey_id)
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
-    state = SurveyState.read(survey, [question], live=True)
-    signature = state.signature
-    if request.htmx and request.GET.get("since") == signature:
-        snapshots.publish(survey, state.snapshot)
+    stamp = stamps.read(survey, question.pk)
+    if request.htmx and request.GET.get("since") == stamp.signature:
+        snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)
 
     def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
+        state = SurveyState.read(survey, [question], live=True, snapshot=stamp.snapshot)
         context = question_page_context(request, survey, question, state, kind, bands)
         context |= {"csrf_token": csrf_token, "freshness": freshness}
         if request.htmx:
@@ -181,10 +182,10 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     parts = ("question", question.pk, kind, bands, request.get_full_path())
     response = conditional(
         request,
-        page_etag(request, survey, state, *parts),
-        lambda: rendered_once(request, survey, state, parts, render_page),
+        page_etag(request, survey, stamp, *parts),
+        lambda: rendered_once(request, survey, stamp, parts, render_page),
     )
-    snapshots.publish(survey, state.snapshot)
+    snapshots.publish(survey, stamp.snapshot)
     patch_cache_control(response, private=True, no_cache=True)
     return response
 
@@ -249,24 +250,24 @@ def public_results(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     survey = get_survey_by_share_slug(slug)
     if not survey.public_results:
         raise Http404
-    state = SurveyState.read(survey, live=True)
-    timeline = over_time(survey, state)
+    stamp = stamps.read(survey)
     bands = band_kind(request)
 
     def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
-        context = dashboard_context(survey, "consistent", state, timeline, bands)
+        state = stamps.state_of(survey, stamp)
+        context = dashboard_context(survey, "consistent", state, bands=bands)
         context["public"] = True
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=True)
         context |= {"csrf_token": csrf_token, "freshness": freshness}
         return render(request, "surveys/public_results.html", context)
 
-    parts = ("public", timeline[2], bands, request.get_full_path())
+    parts = ("public", bands, request.get_full_path())  # the hourly counts: in the stamp's words
     response = conditional(
         request,
-        page_etag(request, survey, state, *parts),
-        lambda: rendered_once(request, survey, state, parts, render_page),
+        page_etag(request, survey, stamp, *parts),
+        lambda: rendered_once(request, survey, stamp, parts, render_page),
     )
-    snapshots.publish(survey, state.snapshot)
+    snapshots.publish(survey, stamp.snapshot)
     patch_cache_control(response, no_cache=True)
     return response

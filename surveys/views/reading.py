@@ -17,7 +17,8 @@ from django.utils.translation import get_language
 from surveys.http import HtmxHttpRequest
 from surveys.models import Survey
 from surveys.results.cards import short_digest
-from surveys.results.estimates import BAND_CHOICES, ESTIMATE_KINDS, SurveyState
+from surveys.results.estimates import BAND_CHOICES, ESTIMATE_KINDS
+from surveys.results.stamps import Stamp
 
 #: Part of every results page's ETag: bump when the pages' templates change what they show.
 PAGE_VERSION = 2
@@ -34,26 +35,27 @@ def band_kind(request: HtmxHttpRequest) -> str:
     return bands if bands in BAND_CHOICES else "option"
 
 
-def page_etag(request: HtmxHttpRequest, survey: Survey, state: SurveyState, *parts: object) -> str:
+def page_etag(request: HtmxHttpRequest, survey: Survey, stamp: Stamp, *parts: object) -> str:
     """An ETag for a results page: it changes whenever anything the page shows can change.
 
     The tallies' signature stands for every number on the page (each submission changes it);
-    the rest is what else the page prints: the survey's and questions' words, the estimate kind,
-    language, viewer and CSRF cookie (forms in the header carry its token). There is no
-    Last-Modified: the server keeps no time finer than the hour.
+    the rest is what else the page prints: the survey's row, its questions' structure (their
+    words, randomizations and sample: :mod:`surveys.results.stamps`), the hourly counts, the
+    estimate kind, language, viewer and CSRF cookie (forms in the header carry its token). There
+    is no Last-Modified: the server keeps no time finer than the hour.
     """
-    return f'"{_page_digest(request, survey, state, parts, csrf=True)}"'
+    return f'"{_page_digest(request, survey, stamp, parts, csrf=True)}"'
 
 
-def _page_digest(
-    request: HtmxHttpRequest, survey: Survey, state: SurveyState, parts: tuple[object, ...], csrf: bool
-) -> str:
-    questions = [(q.pk, q.position, q.text, q.options, q.mechanism, q.candidates) for q in state.questions]
-    survey_fields = (survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at))
+def _page_digest(request: HtmxHttpRequest, survey: Survey, stamp: Stamp, parts: tuple[object, ...], csrf: bool) -> str:
+    survey_fields = (
+        *(survey.title, survey.description, survey.status, survey.public_results, str(survey.closes_at)),
+        *(survey.owner_id, survey.workspace_id, survey.series_id, survey.round_number, survey.revision),
+    )
     cookie = request.COOKIES.get(settings.CSRF_COOKIE_NAME, "") if csrf else None
     viewer = (request.user.pk, cookie, bool(request.htmx))
     words = (get_language(), timezone.get_current_timezone_name())
-    material = repr((PAGE_VERSION, state.signature, questions, survey_fields, words, viewer, parts))
+    material = repr((PAGE_VERSION, stamp.signature, stamp.words, survey_fields, words, viewer, parts))
     return short_digest(material)
 
 
@@ -67,7 +69,7 @@ SHARED_PAGE_SECONDS = 600
 
 
 def rendered_once(
-    request: HtmxHttpRequest, survey: Survey, state: SurveyState, parts: tuple[object, ...], render_page: Any
+    request: HtmxHttpRequest, survey: Survey, stamp: Stamp, parts: tuple[object, ...], render_page: Any
 ) -> HttpResponse:
     """The page rendered once per snapshot, words, language, viewer and ``parts`` (the cache), with this
     viewer's CSRF token and the snapshot's freshness note put in: a results page under live writes
@@ -80,7 +82,7 @@ def rendered_once(
     if len(get_messages(request)):
         response: HttpResponse = render_page(get_token(request), None)
         return response
-    key = f"murmur:page:{_page_digest(request, survey, state, parts, csrf=False)}"
+    key = f"murmur:page:{_page_digest(request, survey, stamp, parts, csrf=False)}"
     found = cache.get(key)
     if found is None:
         response = render_page(CSRF_PLACEHOLDER, FRESHNESS_PLACEHOLDER)
@@ -91,7 +93,7 @@ def rendered_once(
     content, content_type = found
     content = content.replace(CSRF_PLACEHOLDER.encode(), get_token(request).encode())
     if FRESHNESS_PLACEHOLDER.encode() in content:
-        note = render_to_string(FRESHNESS, {"snapshot": state.snapshot}).encode()
+        note = render_to_string(FRESHNESS, {"snapshot": stamp.snapshot}).encode()
         content = content.replace(FRESHNESS_PLACEHOLDER.encode(), note)
     return HttpResponse(content, content_type=content_type)
 
