@@ -39,7 +39,7 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
         # fire and return first. A save clicked while a preview was in flight was twice lost under load
         # (no request within 10 s), which this test is not about.
         page.wait_for_timeout(350)
-        page.wait_for_function("!document.querySelector('.htmx-request')")
+        expect(page.locator(".htmx-request")).to_have_count(0)  # a locator: no eval under the CSP
         # The save's own response, so that a refused save fails here with the server's words.
         with page.expect_response(lambda r: r.request.method == "POST" and "/questions/new/" in r.url) as saved:
             form.locator("button[value=save]").click()
@@ -52,7 +52,7 @@ def test_a_new_organizer_builds_ten_questions_with_defaults_and_opens_the_survey
         # Every question so far shares the total: the plan's table has a row for each.
         expect(page.locator("[data-plan] tbody tr")).to_have_count(count + 1)
         # htmx has finished swapping and settling (and bound the fresh form) before the next fill.
-        page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
+        expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
 
     expect(page.locator("[data-total-epsilon]")).to_have_text("5")
     # The panel re-plans live as the total changes, before anything is saved.
