@@ -187,6 +187,32 @@ def capability(mechanism: Mechanism) -> Capability:
     return CAPABILITIES.get(mechanism.name, Capability(False))
 
 
+def zero_bit_case(mechanism: SampledUnaryEncoding, mask: np.ndarray) -> bool:
+    """dBitFlip with d = 1 whose fakes crowd weight 1: :func:`zero_bit_estimate` recovers from weight 0."""
+    return mechanism.d == 1 and np.asarray(mask, dtype=bool).tolist() == [False, True]
+
+
+def kept_weights_inform(mechanism: SampledUnaryEncoding, mask: np.ndarray) -> bool:
+    """Whether the weights outside ``mask`` tell the answers apart: alpha - gamma over them is not ~0.
+
+    :func:`clean_estimate` divides by alpha - gamma summed over the kept weights. Some weights carry
+    no information: with OUE and k = 2 a report of weight 0 or 2 is as likely whatever the answer
+    (alpha_2 = gamma_2 = p1 p0), so when the fakes crowd weight 1 nothing is left to recover from.
+    Kept weights holding under a millionth of the whole contrast (d / k)(p1 - p0) count as none.
+
+    >>> from ldp.mechanisms.bitflip import OptimizedUnaryEncoding
+    >>> oue = OptimizedUnaryEncoding(k=2, epsilon=1.0)
+    >>> kept_weights_inform(oue, np.array([False, True, False]))
+    False
+    >>> kept_weights_inform(oue, np.array([True, False, True]))
+    True
+    """
+    alpha_w, gamma_w = weight_bit_law(mechanism)
+    keep = ~np.asarray(mask, dtype=bool)
+    whole = alpha_w.sum() - gamma_w.sum()
+    return bool(alpha_w[keep].sum() - gamma_w[keep].sum() > 1e-6 * whole)
+
+
 def clean_estimate(
     mechanism: SampledUnaryEncoding, profile: np.ndarray, excluded: np.ndarray
 ) -> tuple[np.ndarray, float]:
@@ -486,9 +512,10 @@ def assess(
         and profile is not None
         and mask is not None
         and profile[~mask, 0].sum() > 0  # no report outside the fakes' weights: nothing to recover from
+        and (zero_bit_case(mechanism, mask) or kept_weights_inform(mechanism, mask))
     ):
         # The fakes crowd one weight: estimate from the others, and read what the fakes set there.
-        if mechanism.d == 1 and mask.tolist() == [False, True]:
+        if zero_bit_case(mechanism, mask):
             clean, genuine = zero_bit_estimate(mechanism, tally, profile)
             recovered = project_onto_simplex(clean)
             p1, p0 = mechanism.true_bit_probability, mechanism.other_bit_probability

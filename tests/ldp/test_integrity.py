@@ -260,3 +260,19 @@ def test_reports_that_all_sit_on_the_fakes_weight_leave_nothing_to_recover_from(
     assert result.significant
     assert result.recovery != "weights"
     assert np.all(np.isfinite(result.recovered))
+
+
+def test_a_false_alarm_on_the_only_informative_weight_leaves_nothing_to_recover_from():
+    # OUE with k = 2: reports of weight 0 and 2 are as likely whatever the answer, so when weight 1
+    # is flagged the kept weights carry no contrast and the weight-conditioned estimate would divide
+    # by alpha - gamma = 0. The profile is the one CI met with 600 honest browser respondents.
+    mechanism = make_mechanism("oue", k=2, epsilon=1.0)
+    sampled = 0b11  # OUE samples every bucket; the second byte holds the bits, bucket 0 lowest
+    bits = [0b00] * 182 + [0b01] * 120 + [0b10] * 208 + [0b11] * 90
+    packed = np.array([[sampled, b] for b in bits], dtype=np.uint8)
+    profile = report_weights.weight_profile(mechanism, packed)
+    assert profile.tolist() == [[182, 0, 0], [328, 120, 208], [90, 90, 90]]
+    with np.errstate(all="raise"):
+        result = integrity.assess(mechanism, mechanism.tally(packed), profile)
+    assert result.recovery != "weights"
+    assert np.all(np.isfinite(result.recovered))
