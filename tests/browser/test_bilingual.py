@@ -74,7 +74,9 @@ def answers_for(rng):
 
 
 #: One respondent's clicks and typing, in the page, in one round trip from the test: the page's own
-#: JavaScript (respond.js) sees the same click, input and change events and randomizes and posts.
+#: JavaScript (respond.js) sees the same click, input and change events and randomizes and posts;
+#: then the receipt, awaited in the page (the same wait as :func:`finish`, without two more round
+#: trips a respondent): the page's heading and language, and the receipt's heading.
 ANSWER = """async (answers) => {
   const button = document.querySelector("[data-submit]");
   while (button.disabled) await new Promise((resolve) => setTimeout(resolve, 5));  // until respond.js is ready
@@ -85,21 +87,31 @@ ANSWER = """async (answers) => {
   hours.dispatchEvent(new Event("input", { bubbles: true }));
   hours.dispatchEvent(new Event("change", { bubbles: true }));
   button.click();
-  return [document.querySelector("h1").innerText, document.documentElement.lang];
+  const receipt = document.querySelector("[data-receipt]");
+  const started = performance.now();
+  while (receipt.hidden) {
+    if (performance.now() - started > 30000) throw new Error("no receipt within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return [
+    document.querySelector("h1").innerText,
+    document.documentElement.lang,
+    document.querySelector("#receipt-heading").innerText,
+  ];
 }"""
+RECEIPT_HEADINGS = {"ko": "보냈습니다. 감사합니다!", "en": "Sent. Thank you!"}
 
 
-def start_respondent(page, url, answers, language):
-    """Load a fresh answer page (a new one-time token), answer, and press send (:func:`finish` awaits
-    the receipt)."""
+def respond(page, url, answers, language):
+    """Load a fresh answer page (a new one-time token), answer, press send and await the receipt."""
     page.goto(url, wait_until="domcontentloaded")  # module scripts have run by then
-    assert page.evaluate(ANSWER, answers) == [TITLES[language], language]
+    assert page.evaluate(ANSWER, answers) == [TITLES[language], language, RECEIPT_HEADINGS[language]]
 
 
 def finish(page, language):
     page.wait_for_selector("[data-receipt]:not([hidden])", timeout=30_000)
     heading = page.locator("#receipt-heading").inner_text()
-    assert heading == ("보냈습니다. 감사합니다!" if language == "ko" else "Sent. Thank you!"), heading
+    assert heading == RECEIPT_HEADINGS[language], heading
 
 
 def answer_in(browser, live_server, survey, language, respondents, seed, bodies):
@@ -120,8 +132,7 @@ def answer_in(browser, live_server, survey, language, respondents, seed, bodies)
     url = f"{live_server.url}{reverse('respond', args=[survey.slug])}"
     rng = np.random.default_rng(seed)
     for _ in range(respondents):
-        start_respondent(page, url, answers_for(rng), language)
-        finish(page, language)
+        respond(page, url, answers_for(rng), language)
     context.close()
     assert errors == []
 
