@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from ldp.mechanisms.base import Tally
+    from ldp.tally import Tally
 
 Family = Literal["shares", "mean", "multi", "text"]
 

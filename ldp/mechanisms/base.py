@@ -21,7 +21,7 @@ and its per-report covariance ``report_covariance``; estimation is shared.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -42,6 +42,7 @@ from ldp.intervals import Interval, simultaneous_bands, unified_interval
 from ldp.mechanisms.reports import require_fields, require_int
 from ldp.privacy import check_epsilon
 from ldp.simplex import project_onto_simplex
+from ldp.tally import Tally
 
 __all__ = ["Mechanism", "OneOptionReport", "Tally"]
 
@@ -49,32 +50,6 @@ MAX_OPTIONS = 256
 #: Largest k for which :meth:`Mechanism.covariance` mixes the per-answer covariances (see there);
 #: the survey app's questions have at most 64 options.
 MIXTURE_LIMIT = 64
-
-
-@dataclass(frozen=True, eq=False)
-class Tally:
-    """Sufficient statistics of a set of reports: their number and integer counts.
-
-    Tallies of disjoint sets of reports add up to the tally of their union, so aggregates
-    can be kept incrementally and merged.
-
-    >>> (Tally(2, np.array([1, 1])) + Tally(1, np.array([0, 1]))).counts.tolist()
-    [1, 2]
-    """
-
-    n: int
-    counts: np.ndarray
-    profile: np.ndarray | None = None
-    """Optional histogram of the reports' weights (:func:`ldp.integrity.weight_profile`), for the
-    integrity tests; it may count only some of the reports (those stored since it was kept)."""
-
-    def __add__(self, other: Tally) -> Tally:
-        if self.counts.shape != other.counts.shape:
-            raise ValueError(f"cannot add tallies of shapes {self.counts.shape} and {other.counts.shape}")
-        profile = None
-        if self.profile is not None and other.profile is not None and self.profile.shape == other.profile.shape:
-            profile = self.profile + other.profile
-        return Tally(self.n + other.n, self.counts + other.counts, profile)
 
 
 def check_options(k: int) -> int:
