@@ -22,7 +22,7 @@ from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results
+from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results, needs_granted
 from surveys.actions import do_set_candidates
 from surveys.forms.candidates import CandidatesForm
 from surveys.http import HtmxHttpRequest
@@ -143,17 +143,20 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         context = dashboard_context(survey, kind, state, bands=bands) | trend
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=False)
-        context |= {"csrf_token": csrf_token, "freshness": freshness}
+        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export}
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
 
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"), request.get_full_path())
-    response = conditional(
-        request,
-        page_etag(request, survey, stamp, *parts),
-        lambda: rendered_once(request, survey, stamp, parts, render_page),
-    )
+    can_export = False
+
+    def page() -> HttpResponse:
+        nonlocal can_export
+        can_export = exports_granted(request, survey)
+        return rendered_once(request, survey, stamp, (*parts, can_export), render_page)
+
+    response = conditional(request, page_etag(request, survey, stamp, *parts), page)
     snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
@@ -174,20 +177,30 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
     def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
         state = SurveyState.read(survey, [question], live=True, snapshot=stamp.snapshot)
         context = question_page_context(request, survey, question, state, kind, bands)
-        context |= {"csrf_token": csrf_token, "freshness": freshness}
+        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export}
         if request.htmx:
             return render(request, "surveys/question_results.html#question-body", context)
         return render(request, "surveys/question_results.html", context)
 
     parts = ("question", question.pk, kind, bands, request.get_full_path())
-    response = conditional(
-        request,
-        page_etag(request, survey, stamp, *parts),
-        lambda: rendered_once(request, survey, stamp, parts, render_page),
-    )
+    can_export = False
+
+    def page() -> HttpResponse:
+        nonlocal can_export
+        can_export = exports_granted(request, survey)
+        return rendered_once(request, survey, stamp, (*parts, can_export), render_page)
+
+    response = conditional(request, page_etag(request, survey, stamp, *parts), page)
     snapshots.publish(survey, stamp.snapshot)
     patch_cache_control(response, private=True, no_cache=True)
     return response
+
+
+def exports_granted(request: HtmxHttpRequest, survey: Survey) -> bool:
+    """Whether this reader may download the raw reports (viewers read results, not reports), so the
+    page offers only the links its reader may follow. Asked when a page is drawn, not for a 304 or a
+    poll; the page rendered once per snapshot is kept apart for readers with and without it."""
+    return "export" in needs_granted(request.user, survey)
 
 
 def question_page_context(
