@@ -138,7 +138,7 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
-    def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None, can_export: bool) -> HttpResponse:
         state = stamps.state_of(survey, stamp)
         context = dashboard_context(survey, kind, state, bands=bands) | trend
         context["choices"] = crosstabs.choices(state)
@@ -149,17 +149,7 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         return render(request, DASHBOARD, context)
 
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"), request.get_full_path())
-    can_export = False
-
-    def page() -> HttpResponse:
-        nonlocal can_export
-        can_export = exports_granted(request, survey)
-        return rendered_once(request, survey, stamp, (*parts, can_export), render_page)
-
-    response = conditional(request, page_etag(request, survey, stamp, *parts), page)
-    snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers
-    patch_cache_control(response, private=True, no_cache=True)
-    return response
+    return readers_page(request, survey, stamp, parts, render_page)
 
 
 @login_required
@@ -174,7 +164,7 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)
 
-    def render_page(csrf_token: str, freshness: str | None) -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None, can_export: bool) -> HttpResponse:
         state = SurveyState.read(survey, [question], live=True, snapshot=stamp.snapshot)
         context = question_page_context(request, survey, question, state, kind, bands)
         context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export}
@@ -183,24 +173,30 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
         return render(request, "surveys/question_results.html", context)
 
     parts = ("question", question.pk, kind, bands, request.get_full_path())
-    can_export = False
+    return readers_page(request, survey, stamp, parts, render_page)
+
+
+def readers_page(
+    request: HtmxHttpRequest, survey: Survey, stamp: stamps.Stamp, parts: tuple[object, ...], render_page: Any
+) -> HttpResponse:
+    """An organizer's results page: 304 while its ETag stands, else rendered once per snapshot
+    (:func:`~surveys.views.reading.rendered_once`) by ``render_page(csrf_token, freshness,
+    can_export)``, then published as drawn.
+
+    ``can_export``: whether the reader may download the raw reports (viewers read results, not
+    reports), so the page offers only links its reader may follow. It is asked when a page is drawn,
+    not for a 304, and the shared rendering is kept apart for readers with and without it.
+    """
 
     def page() -> HttpResponse:
-        nonlocal can_export
-        can_export = exports_granted(request, survey)
-        return rendered_once(request, survey, stamp, (*parts, can_export), render_page)
+        can_export = "export" in needs_granted(request.user, survey)
+        draw = functools.partial(render_page, can_export=can_export)
+        return rendered_once(request, survey, stamp, (*parts, can_export), draw)
 
     response = conditional(request, page_etag(request, survey, stamp, *parts), page)
-    snapshots.publish(survey, stamp.snapshot)
+    snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response
-
-
-def exports_granted(request: HtmxHttpRequest, survey: Survey) -> bool:
-    """Whether this reader may download the raw reports (viewers read results, not reports), so the
-    page offers only the links its reader may follow. Asked when a page is drawn, not for a 304 or a
-    poll; the page rendered once per snapshot is kept apart for readers with and without it."""
-    return "export" in needs_granted(request.user, survey)
 
 
 def question_page_context(
