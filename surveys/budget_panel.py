@@ -13,11 +13,11 @@ from ldp.advisor import expected_half_width, recommend
 from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.registry import randomized
 from ldp.sampling import expected_sampled_half_width
-from surveys.budget import TARGET, UNREADABLE, Split, frozen_ids, ratio, split, units_of
-from surveys.forms.question import rebuilt
+from surveys.budget import TARGET, UNREADABLE, Split, Unit, frozen_ids, ratio, split, units_of
+from surveys.forms.question import form_data, rebuilt
 from surveys.forms.survey import DEFAULT_EPSILON_CAP
 from surveys.models import Question, Survey, asked_jointly
-from surveys.sampling import Pool, pool_of
+from surveys.sampling import MIN_POOL, Pool, pool_of
 
 
 @dataclass
@@ -68,6 +68,9 @@ class Panel:
     advice: list[str] = field(default_factory=list)
     headline: str = ""
     pool: Pool | None = None
+    questions: list[Question] = field(default_factory=list)
+    """All the survey's questions (a sampling offer needs them: :func:`sampling_offer`)."""
+    frozen: set[int] = field(default_factory=set)
 
     @property
     def all_unreadable(self) -> bool:
@@ -121,7 +124,7 @@ def panel(survey: Survey, total: float | None | str = "", respondents: int | Non
         if pool is not None and question.pk in pool and cost is not None and hasattr(cost, "mechanism"):
             compare_sampling(row, pool, n)
         rows.append(row)
-    result = Panel(survey, plan_total, n, plan, rows, pool=pool)  # type: ignore[arg-type]
+    result = Panel(survey, plan_total, n, plan, rows, pool=pool, questions=questions, frozen=frozen)  # type: ignore[arg-type]
     audience(result)
     return result
 
@@ -138,6 +141,104 @@ def compare_sampling(row: Row, pool: Pool, n: int) -> None:
     cleaned = rebuilt(row.question, split, n)
     if cleaned and cleaned.get("cost") is not None and hasattr(cleaned["cost"], "mechanism"):
         row.split_half_width = expected_half_width(cleaned["cost"].mechanism, n)
+
+
+@dataclass(frozen=True)
+class SamplingOffer:
+    """Question sampling the audience advice suggests: ask each respondent m of the pooled questions."""
+
+    numbers: tuple[int, ...]
+    """The pooled questions' numbers in the survey (1-based)."""
+    m: int
+    now: float
+    """The pool's widest expected 95 % half-width with everyone asked everything."""
+    sampled: float
+    """The same with each respondent asked m of them."""
+
+    @property
+    def q(self) -> int:
+        return len(self.numbers)
+
+
+def sampling_offer(result: Panel) -> SamplingOffer | None:
+    """The question sampling that narrows the expected band of every question it pools, if any.
+
+    The pool: every question that may be sampled (:func:`surveys.forms.sampling.poolable`) and whose
+    epsilon the plan sets. For each m from 1 to q - 1 the total is split again as if they were pooled
+    (one epsilon' each, counted m / q of it: :mod:`surveys.budget`), "Automatic" picks each one's
+    mechanism for epsilon', and its band comes from :func:`ldp.sampling.expected_sampled_half_width`.
+    The m whose widest band is narrowest is offered only if it narrows every pooled question's band
+    and leaves every other planned question at least its epsilon. That is computed, not assumed: at a
+    low epsilon per question a k-RR share's variance grows like 1 / epsilon^2, and one question at q
+    times the epsilon from a share 1 / q of respondents wins; at a high epsilon asking everyone wins
+    (docs/experiments.md, "Question sampling"). None when the survey samples already, states no total,
+    or has reports (its sampling can no longer change).
+    """
+    from surveys.forms.sampling import poolable
+    from surveys.models import Report
+
+    if result.pool is not None or result.total is None:
+        return None
+    rows = [
+        row
+        for row in result.rows
+        if row.planned
+        and row.relative_half_width is not None
+        and hasattr(row.cost, "mechanism")
+        and poolable(row.question, result.questions)
+    ]
+    if len(rows) < MIN_POOL:
+        return None
+    q, pooled = len(rows), {row.question.pk for row in rows}
+    units = units_of(result.survey, result.questions, result.frozen)
+    number = {question.pk: index for index, question in enumerate(result.questions, start=1)}
+    widths: dict[Any, float | None] = {}
+    best: SamplingOffer | None = None
+    for m in range(1, q):
+        plan = split(result.total, [Unit(u.key, 1.0, None, m / q) if u.key in pooled else u for u in units])
+        others = [key for key in plan.epsilons if key not in pooled]
+        if not plan.feasible or any(plan.epsilons[key] < result.plan.epsilons.get(key, 0) - 1e-9 for key in others):
+            continue
+        sampled = [
+            sampled_half_width(row.question, plan.epsilons[row.question.pk], result.respondents, m / q, widths)
+            for row in rows
+        ]
+        if any(
+            width is None or width >= float(row.relative_half_width or 0)
+            for width, row in zip(sampled, rows, strict=True)
+        ):
+            continue
+        widest = max(width for width in sampled if width is not None)
+        if best is None or widest < best.sampled:
+            now = max(float(row.relative_half_width or 0) for row in rows)
+            best = SamplingOffer(tuple(sorted(number[key] for key in pooled)), m, now, widest)
+    if best is not None and Report.objects.filter(question__survey=result.survey).exists():
+        return None
+    return best
+
+
+def sampled_half_width(
+    question: Question, epsilon: float, n: int, rate: float, seen: dict[Any, float | None]
+) -> float | None:
+    """The question's expected 95 % half-width asked of a share ``rate`` at ``epsilon`` ("Automatic"
+    choosing again); None if its form does not validate there or the chosen mechanism cannot be sampled.
+    Questions of the same shape (their form data but the text and option names) share one computation
+    in ``seen``."""
+    from surveys.kinds import summary_for
+
+    data = form_data(question, epsilon)
+    shape = (
+        repr(sorted((name, value) for name, value in data.items() if name not in ("text", "options_text"))),
+        len(question.options),
+        rate,
+        n,
+    )
+    if shape not in seen:
+        cleaned = rebuilt(question, epsilon, n) or {}
+        mechanism = getattr(cleaned.get("cost"), "mechanism", None)
+        samples = mechanism is not None and summary_for(question.kind, cleaned["mechanism"]).samples
+        seen[shape] = expected_sampled_half_width(mechanism, n, rate) if mechanism is not None and samples else None
+    return seen[shape]
 
 
 def yes_no_half_width(epsilon: float, n: int) -> float:
@@ -160,8 +261,8 @@ def total_for(target: float, count: int, n: int) -> float | None:
 
 def audience(result: Panel) -> None:
     """Fill the panel's headline and advice: what the expected respondents let the organizer learn, and
-    concrete changes that would reach :data:`TARGET` (fewer options, yes/no, fewer questions, a higher
-    total with its meaning)."""
+    concrete changes that would reach :data:`TARGET` (fewer options, yes/no, fewer questions, question
+    sampling where it narrows the bands (:func:`sampling_offer`), a higher total with its meaning)."""
     from django.utils.translation import gettext as _
     from django.utils.translation import ngettext
 
@@ -211,6 +312,20 @@ def audience(result: Panel) -> None:
                 fit,
             )
             % {**values, "fit": fit}
+        )
+    offer = sampling_offer(result)
+    if offer is not None and round(100 * offer.sampled) < round(100 * offer.now):
+        advice.append(
+            _(
+                "Ask each respondent %(m)s of questions %(numbers)s, drawn at random (“Ask each respondent some "
+                "of the questions”): each of them would be known within ± %(sampled)s points instead of ± %(now)s."
+            )
+            % {
+                "m": offer.m,
+                "numbers": ", ".join(str(number) for number in offer.numbers),
+                "sampled": points(offer.sampled, 0),
+                "now": points(offer.now, 0),
+            }
         )
     needed = total_for(target, max(units, 1), n)
     if needed is not None and needed > total:

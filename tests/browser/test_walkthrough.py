@@ -22,14 +22,13 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 #: Latin-script words a Korean page may show: names, acronyms and notation, never sentences.
 ALLOWED_LATIN = {
-    "Murmur", "Apple", "Microsoft", "Google", "RAPPOR", "dBitFlip", "BitMean", "Norm", "Sub", "Duchi", "Piecewise",
+    "Murmur", "Apple", "Microsoft", "Google", "RAPPOR", "dBitFlip", "BitMean", "Duchi", "Piecewise",
     "Hybrid", "Laplace", "Gaussian", "GDP", "Hadamard", "NPS", "CSV", "JSON", "SHA", "OUE", "SUE", "OLH", "CMS",
     "HCMS", "RR", "QR", "Asia", "Seoul", "UTC", "GMT", "AM", "PM", "ID", "URL", "EMS", "k-RR", "Norm-Sub",
-    "BitFlip", "Count", "Mean", "Sketch", "Feldman", "Cousins",
+    "BitFlip", "Count", "Mean", "Sketch",
     "Boruch", "Greenberg", "Warner",  # randomized-response designs keep their authors' names
     "English",  # the language switcher names each language in itself
     "SPSS", "Stata", "sav", "dta", "xlsx",  # statistics packages and their file extensions (.sav, .dta)
-    "max", "choices",  # a multi-select question's parameter max_choices, as the transparency page lists it
 }  # fmt: skip
 
 TEXT = {

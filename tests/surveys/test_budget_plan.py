@@ -187,3 +187,53 @@ def test_the_form_says_what_epsilon_the_plan_gives_a_new_question(organizer_clie
         reverse("question_cost_preview", args=[survey.pk]), data, **htmx_headers
     ).content.decode()
     assert "This question spends ε = 2.5." in html
+
+
+def five_questions_of_four_options(client, survey, total, respondents):
+    """The builder's panel after adding five planned four-option questions and saving the total and audience."""
+    for i in range(5):
+        add(client, survey, text=f"Q{i + 1}", options_text="A\nB\nC\nD")
+    client.post(
+        reverse("budget_save", args=[survey.pk]),
+        {"plan-epsilon_cap": total, "plan-expected_respondents": respondents},
+    )
+    survey.refresh_from_db()
+    return budget_panel.panel(survey)
+
+
+def test_question_sampling_is_offered_where_it_narrows_every_band_and_keeps_its_word(organizer_client, survey):
+    """At a total of 1 over five four-option questions (ε = 0.2 each) asking each respondent one of them
+    at ε = 1 narrows every band (k-RR's variance grows like 1 / ε² at a low ε): the advice says so,
+    with the numbers the panel then shows once the organizer sets the sampling up."""
+    panel = five_questions_of_four_options(organizer_client, survey, total="1", respondents="1000")
+    offer = budget_panel.sampling_offer(panel)
+    assert offer is not None and (offer.m, offer.numbers) == (1, (1, 2, 3, 4, 5))
+    assert offer.sampled < offer.now == pytest.approx(max(row.relative_half_width for row in panel.rows))
+    line = "Ask each respondent 1 of questions 1, 2, 3, 4, 5, drawn at random"
+    assert any(line in advice and "± 45 points instead of ± 47" in advice for advice in panel.advice)
+    assert line in organizer_client.get(survey.get_absolute_url()).content.decode()
+
+    ids = [str(q.pk) for q in survey.questions.all()]
+    organizer_client.post(reverse("survey_sampling", args=[survey.pk]), {"questions": ids, "size": "1"})
+    sampled = budget_panel.panel(Survey.objects.get(pk=survey.pk))
+    assert sampled.pool is not None and sampled.pool.m == 1
+    assert [row.epsilon for row in sampled.rows] == [1.0] * 5
+    assert max(row.sampled_half_width for row in sampled.rows) == pytest.approx(offer.sampled)
+    assert all(row.sampling_wins for row in sampled.rows)
+    assert budget_panel.sampling_offer(sampled) is None  # already sampling
+    assert not any("drawn at random" in advice for advice in sampled.advice)
+
+
+def test_question_sampling_is_not_offered_where_asking_everyone_is_more_precise(organizer_client, survey):
+    """At ε = 2 per question sampling loses: from 100 respondents each band is ± 11 points (advice is given)
+    but a share m / 5 of them at 5 ε / m each is wider for every m, so no sampling is suggested."""
+    panel = five_questions_of_four_options(organizer_client, survey, total="10", respondents="100")
+    assert [row.epsilon for row in panel.rows] == [2.0] * 5 and panel.advice
+    assert budget_panel.sampling_offer(panel) is None
+    assert not any("drawn at random" in advice for advice in panel.advice)
+    ids = [str(q.pk) for q in survey.questions.all()]
+    for m in range(1, 5):
+        organizer_client.post(reverse("survey_sampling", args=[survey.pk]), {"questions": ids, "size": str(m)})
+        sampled = budget_panel.panel(Survey.objects.get(pk=survey.pk))
+        assert sampled.pool is not None and sampled.pool.m == m
+        assert not any(row.sampling_wins for row in sampled.rows)

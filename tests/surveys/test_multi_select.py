@@ -498,6 +498,25 @@ def test_the_estimate_switch_does_not_say_every_questions_shares_sum_to_100_perc
         .content.decode()
         .split()
     )
-    hint = html.split('<p class="hint">')[1].split("</p>")[0]
-    assert "a single-choice question's shares" in hint
-    assert "summing to 100 %" not in hint and "the shares may not sum" not in hint
+    summary = html.split('<p class="hint" data-how-summary>')[1].split("</p>")[0]
+    folded = html.split('<details class="method estimate-method" data-how-estimated>')[1].split("</details>")[0]
+    for hint in (summary, folded):
+        assert "a single-choice question's shares" in hint
+        assert "summing to 100 %" not in hint and "the shares may not sum" not in hint
+
+
+@pytest.mark.parametrize("estimate", ["consistent", "unbiased"])
+def test_the_estimate_switch_says_it_plainly_and_folds_how(organizer_client, answered, estimate):
+    """One plain line is visible; the estimators (Norm-Sub, Feldman–Cousins, empirical Bayes) are named only
+    inside a closed disclosure."""
+    html = " ".join(
+        organizer_client.get(reverse("survey_results", args=[answered.pk]), {"estimate": estimate})
+        .content.decode()
+        .split()
+    )
+    before, _, rest = html.partition('<details class="method estimate-method" data-how-estimated>')
+    folded, _, after = rest.partition("</details>")
+    assert "data-how-summary" in before and "<summary>How these estimates are made</summary>" in folded
+    technical = ("Norm-Sub", "Feldman–Cousins", "empirical-Bayes", "analytic error bars")
+    assert any(word in folded for word in technical)
+    assert not any(word in before.split("data-how-summary")[1] for word in technical)

@@ -89,7 +89,8 @@ def test_the_question_page_shows_its_chart_table_and_parameters(organizer_client
     html = organizer_client.get(reverse("question_results", args=[survey.pk, question.pk])).content.decode()
     assert "<svg" in html
     assert "Reports with +1 at its cell" in html
-    assert "hash_count = 32, width = 32, hash_seed = 0" in html
+    assert "hash_count = 32, width = 32, hash_seed = 0" in html  # folded, as stored
+    assert "<li>Hash functions: 32</li><li>Columns of the sketch: 32</li>" in html
     assert "ε = 3" in html
 
 

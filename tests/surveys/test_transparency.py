@@ -156,3 +156,34 @@ def test_a_drafts_preview_is_checked_by_the_browser_but_links_no_transparency_pa
     assert promise == {"total": 0.7, "cap": None, "questions": {str(question.pk): {"epsilon": 0.7}}}
     assert "data-spec-digest" not in html
     assert reverse("transparency", args=[draft.slug]) not in html
+
+
+def test_every_stored_parameter_has_a_label_in_words():
+    """Each parameter any mechanism stores (its ``params()``, built from epsilon alone) and a number's
+    range has a label of its own, translated into Korean, so no page prints a raw name unfolded."""
+    from django.utils import translation
+
+    from ldp import registry
+    from surveys.parameters import LABELS
+
+    stored = {"lo", "hi"}
+    for name in [n for family in registry.NAMES.values() for n in family] + list(registry.PHASE_TWO):
+        mean = registry.family_of(name) == "mean"
+        k = 2 if name in registry.TWO_OPTIONS else 4
+        stored |= set(registry.build(name, k=k, epsilon=1.0, **({"lo": 0, "hi": 10} if mean else {})).params())
+    assert stored <= set(LABELS), stored - set(LABELS)
+    with translation.override("ko"):
+        korean = {name: str(LABELS[name]) for name in stored}
+    assert all(re.search(r"[가-힣]", label) for label in korean.values()), korean
+
+
+def test_parameters_are_listed_in_korean_words_with_their_names_folded(client, survey):
+    html = client.get(reverse("transparency", args=[survey.slug]), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    cells = re.findall(r"<td data-version-params>(.*?)</td>", html, re.S)
+    assert len(cells) == 3
+    words, _, folded = cells[1].partition('<details class="raw-params">')
+    assert "보고하는 부분집합의 선택지 수: 2" in words and "subset_size" not in words
+    assert "subset_size" in folded and "</details>" in folded
+    words = cells[2].partition("<details")[0]
+    assert "해시 함수 수: 8" in words and "스케치의 열 수: 16" in words
+    assert not re.search(r"hash_count|hash_seed|width", words)
