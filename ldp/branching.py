@@ -12,7 +12,10 @@ depend on the path:
   a *fill* answer drawn independently of every true answer (:data:`ldp.families.FILLS`): for the
   shares and mean families a *fake* answer drawn uniformly from the domain (a uniform option,
   a uniform value in [lo, hi]; the "fake data" of RS+FD, Arcolezi et al. 2021), for multi-select
-  the empty set and for free text the empty string, which add 0 to every share and count.
+  the empty set and for free text the empty string, which add 0 to every share and count;
+* except that a choice question offering "Prefer not to say", shown and skipped, sends the report
+  of that option (its last), exactly what choosing it sends: a fixed input, again independent of
+  every true answer, so the bound below holds unchanged (``skips`` of :func:`respondent_inputs`).
 
 Privacy of the whole submission. Question j's report is M_j applied to an input drawn from a
 distribution w_j: a point mass on the true answer when it was asked and answered, the fill
@@ -34,7 +37,9 @@ F[a, b] = P(B = a, Q = b) from every submission. For a in S the respondents were
     share asked       pi = sum_{a in S} sum_b F[a, b]
     among those asked c_b = sum_{a in S} F[a, b] / pi
 
-(fill reports sit only in the rows a outside S and are never read). :func:`among_asked` gives
+(fill reports sit only in the rows a outside S and are never read; a skip of Q by someone asked
+sits in a row of S: in "Prefer not to say" where Q offers it, which c then counts, or
+spread evenly over Q's options as a fake where it does not). :func:`among_asked` gives
 both with delta-method 95 % bands, the gradient of c_b in the summed cells g being (e_b - c)/pi.
 A branching question must be answered (the browser asks for it), so that "B in S" is exactly
 "asked Q".
@@ -199,12 +204,15 @@ def respondent_inputs(
     answers: Sequence[int | None],
     fills: Sequence[np.ndarray],
     values: Sequence[Sequence[float]],
+    skips: Sequence[int | None] | None = None,
 ) -> list[np.ndarray]:
     """The input distribution of each question for one respondent of a categorical survey.
 
     ``answers[j]``: the option index chosen (None: skipped); ``values[j][i]``: option i's value
-    (a rating's points), for "between" conditions. A question shown and answered randomizes its
-    answer; any other randomizes its fill."""
+    (a rating's points), for "between" conditions; ``skips[j]``: the option a shown and skipped
+    question sends (its "Prefer not to say"; None or no ``skips``: its fill). A question shown and
+    answered randomizes its answer; one shown and skipped its skip option if it has one; any other
+    its fill."""
     given = {
         q: (None if a is None else {"index": a, "value": values[j][a]})
         for j, (q, a) in enumerate(zip(order, answers, strict=True))
@@ -212,9 +220,10 @@ def respondent_inputs(
     shown = set(shown_questions(order, conditions, given))
     inputs = []
     for j, (question, answer) in enumerate(zip(order, answers, strict=True)):
-        if question in shown and answer is not None:
+        skip = None if skips is None else skips[j]
+        if question in shown and (answer is not None or skip is not None):
             weights = np.zeros(len(fills[j]))
-            weights[answer] = 1.0
+            weights[answer if answer is not None else skip] = 1.0
             inputs.append(weights)
         else:
             inputs.append(np.asarray(fills[j], dtype=float))
@@ -227,9 +236,11 @@ def worst_body_log_ratio(
     tables: Sequence[np.ndarray],
     fills: Sequence[np.ndarray],
     values: Sequence[Sequence[float]] | None = None,
+    skips: Sequence[int | None] | None = None,
 ) -> float:
     """max over bodies and over every two respondents (every answer vector, every skip, hence every
     path) of ln(P[body | r] / P[body | r']), by enumeration: at most the sum of the epsilons.
+    ``skips``: what a shown and skipped question sends (:func:`respondent_inputs`).
 
     >>> from ldp.mechanisms import make_mechanism
     >>> ms = [make_mechanism("krr", k=2, epsilon=1.0), make_mechanism("krr", k=3, epsilon=0.5)]
@@ -243,7 +254,7 @@ def worst_body_log_ratio(
     values = values or [list(range(size)) for size in k]
     bodies = np.array(
         [
-            body_distribution(tables, respondent_inputs(order, conditions, answers, fills, values))
+            body_distribution(tables, respondent_inputs(order, conditions, answers, fills, values, skips))
             for answers in itertools.product(*[[*range(size), None] for size in k])
         ]
     )

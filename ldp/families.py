@@ -53,7 +53,9 @@ Fill = Literal["fake", "not-asked"]
 #: answer drawn uniformly from the domain (a uniform option, or a uniform value in [lo, hi]), as in
 #: Arcolezi et al.'s RS+FD; "not-asked", the report of a fixed answer that adds nothing to any
 #: estimate (the empty set of a multi-select, which every option's share counts as 0; the empty
-#: text of free text, which is never a queried candidate).
+#: text of free text, which is never a queried candidate). A choice question that offers "Prefer not
+#: to say" sends that option's report instead when it was shown and skipped (still independent of
+#: every answer: :mod:`ldp.branching`); not shown, it sends its fill like any other.
 FILLS: dict[Family, Fill] = {"shares": "fake", "mean": "fake", "multi": "not-asked", "text": "not-asked"}
 
 

@@ -164,8 +164,9 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
             setattr(question, name, cleaned[name] if cleaned[name] is not None else KIND_FIELD_EMPTY.get(name))
 
 
-#: Fields of number and rating questions (:mod:`surveys.kinds`); what an absent value is stored as.
+#: Fields of number, rating and choice questions (:mod:`surveys.kinds`); what an absent value is stored as.
 KIND_FIELDS = (
+    "prefer_not_to_say",
     "bins",
     "range_low",
     "range_high",
@@ -178,6 +179,7 @@ KIND_FIELDS = (
     "candidates",
 )
 KIND_FIELD_EMPTY = {
+    "prefer_not_to_say": False,
     "candidates": [],
     "whole_numbers": True,
     "unit": "",

@@ -335,6 +335,9 @@ class Question(models.Model):
     # condition on an earlier answer ({"question": id, "in": [...]} or {..., "between": [lo, hi]});
     # "shuffle_options" and "keep_last", a per-respondent option order drawn in the browser.
     logic = models.JSONField(_("display logic"), default=dict, blank=True)
+    # Choice questions (surveys.kinds: the kinds that offer it): the last option is a "Prefer not to
+    # say" that Murmur adds, randomized like any other; a skip sends its report (ldp.branching).
+    prefer_not_to_say = models.BooleanField(_("offers “Prefer not to say”"), default=False)
 
     class Meta:
         ordering = ["position", "id"]
@@ -345,6 +348,16 @@ class Question(models.Model):
     @property
     def k(self) -> int:
         return len(self.options)
+
+    @property
+    def prefer_not_index(self) -> int | None:
+        """The index of its "Prefer not to say" option (always the last), or None when not offered."""
+        return self.k - 1 if self.prefer_not_to_say and self.options else None
+
+    @property
+    def written_options(self) -> list[str]:
+        """The options the organizer wrote: all but the "Prefer not to say" Murmur adds."""
+        return list(self.options[:-1] if self.prefer_not_index is not None else self.options)
 
     def build_mechanism(self) -> AnyMechanism:
         """The ldp mechanism for the question's current parameters."""

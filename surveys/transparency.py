@@ -1,6 +1,7 @@
 """What anyone may audit about a survey's randomization: the specs in force and their digest.
 
-The answer page sends each question's client spec (``{"question", "version", "spec"}``), and the
+The answer page sends each question's client spec (``{"question", "version", "spec"}``, with ``"skip"``,
+the option a skip sends, when the question offers "Prefer not to say"), and the
 public transparency page lists the same specs with every earlier version. Both show
 
     digest = SHA-256 of the canonical JSON of the list of those entries, in question order,
@@ -19,7 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from ldp import registry
+from ldp.branching import fill_kind
+from surveys.kinds import skip_index
 from surveys.models import Question, Randomization, Survey
 from surveys.responding.submissions import randomizations_in_force
 from surveys.series.rounds import memo_block
@@ -27,14 +32,43 @@ from surveys.series.rounds import memo_block
 
 def spec_entry(question: Question, randomization: Randomization, survey: Survey | None = None) -> dict[str, Any]:
     """One question's entry as the answer page sends it to the browser (with its memo block in a
-    recurring survey: :func:`surveys.series.rounds.memo_block`)."""
+    recurring survey: :func:`surveys.series.rounds.memo_block`; with the option a skip sends, when it
+    offers "Prefer not to say": :func:`surveys.kinds.skip_index`)."""
     entry: dict[str, Any] = {
         "question": question.pk,
         "version": randomization.version,
         "spec": randomization.build_mechanism().client_spec(),
     }
     memo = memo_block(survey, question, entry["spec"], randomization.memo_gamma) if survey is not None else None
-    return entry | ({"memo": memo} if memo else {})
+    skip = skip_index(question)
+    return entry | ({"memo": memo} if memo else {}) | ({"skip": skip} if skip is not None else {})
+
+
+def skip_words(record: QuestionRecord) -> str:
+    """What the question sends when a respondent leaves it empty or never sees it, in one sentence
+    (empty: no spec in force). The entry's ``skip`` (its "Prefer not to say") when shown and skipped,
+    else the fill of :data:`ldp.families.FILLS` (:func:`ldp.branching.fill_kind`); nothing for a
+    question asked directly (static/surveys/direct.js sends it only when answered)."""
+    question, entry = record.question, record.current
+    if entry is None:
+        return ""
+    if record.direct:
+        return _("Left empty, nothing is sent for it: it is not randomized, and neither is whether it was answered.")
+    fake = fill_kind(entry["spec"]["mechanism"]) == "fake"
+    fill = (
+        _("the randomized report of a fake answer drawn uniformly from its options (or its range)")
+        if fake
+        else _("the randomized report of an empty answer (no option chosen, or no text), which counts for nothing")
+    )
+    if "skip" in entry and 0 <= entry["skip"] < len(question.options):
+        return _(
+            "Left empty by a respondent who sees it, it sends the randomized report of “%(option)s”, exactly "
+            "as choosing that option does. Not shown on the respondent's path, or not drawn for them, it "
+            "sends %(fill)s."
+        ) % {"option": question.options[entry["skip"]], "fill": fill}
+    return _("Left empty, not shown on the respondent's path, or not drawn for them, it sends %(fill)s.") % {
+        "fill": fill
+    }
 
 
 def spec_digest(entries: list[dict[str, Any]]) -> str:

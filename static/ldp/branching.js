@@ -8,9 +8,10 @@
  * skipped sends its mechanism's report of a *fill* answer drawn independently of every answer
  * (FILLS, the mirror of ldp.families.FILLS): a fake answer drawn uniformly from the domain for
  * the shares and mean families (RS+FD's fake data, Arcolezi et al. 2021), the empty set for a
- * multi-select and the empty text for free text. So the whole body is (sum of the questions'
- * epsilons)-LDP whatever the path (ldp/branching.py explains why; tests/js/branching.test.mjs
- * checks it by enumeration).
+ * multi-select and the empty text for free text; a question shown and skipped that offers
+ * "Prefer not to say" sends that option's report instead (skipAnswer). So the whole body is (sum
+ * of the questions' epsilons)-LDP whatever the path (ldp/branching.py explains why;
+ * tests/js/branching.test.mjs checks it by enumeration).
  */
 
 import { uniformInt, uniformUnit } from "./randomize.js";
@@ -74,6 +75,21 @@ export function fillAnswer(spec, random) {
   if (family === "text") return { text: "" };
   const index = uniformInt(spec.k, random);
   return { index, value: index };
+}
+
+/**
+ * What a question the respondent saw and left empty sends: the report of its "Prefer not to say"
+ * option when the organizer offers one (the spec entry's `skip`, that option's index: the same
+ * report as choosing it), otherwise its fill answer, as for a question not shown. Either way the
+ * input is drawn independently of every true answer, so the whole body stays within the same bound.
+ * @param {{spec: any, skip?: number}} entry
+ * @param {RandomSource} random
+ * @returns {{index?: number, value?: number, chosen?: number[], text?: string}}
+ */
+export function skipAnswer(entry, random) {
+  const skip = entry.skip;
+  if (typeof skip === "number" && Number.isInteger(skip) && skip >= 0 && skip < entry.spec.k) return { index: skip, value: skip };
+  return fillAnswer(entry.spec, random);
 }
 
 /**

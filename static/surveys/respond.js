@@ -17,7 +17,7 @@
  * new stream's epsilon_inf, before anything is sent.
  */
 
-import { fillAnswer, shownQuestions, shuffledOrder } from "../ldp/branching.js";
+import { fillAnswer, shownQuestions, shuffledOrder, skipAnswer } from "../ldp/branching.js";
 import { pairAnswer } from "../ldp/pairs.js";
 import { cryptoRandomSource } from "../ldp/randomize.js";
 import { capCheck, readCap, readLedger } from "../ldp/ledger.js";
@@ -43,7 +43,7 @@ if (form) setUp(form);
 /** @param {HTMLFormElement} form */
 function setUp(form) {
   const specElement = /** @type {HTMLElement} */ (document.getElementById("murmur-specs"));
-  /** @type {Map<number, {question: number, version: number, spec: any, memo?: {series: string, question: string, layers: string, gamma?: number}, digest?: string}>} */
+  /** @type {Map<number, {question: number, version: number, spec: any, skip?: number, memo?: {series: string, question: string, layers: string, gamma?: number}, digest?: string}>} */
   const specs = new Map(JSON.parse(specElement.textContent || "[]").map((s) => [s.question, s]));
   const fieldsets = /** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-question-id]")]);
   fieldsets.forEach(groupRadios);
@@ -168,23 +168,27 @@ function setUp(form) {
     const byQuestion = new Map(answers.map((a) => [Number(a.fieldset.dataset.questionId), a.answer]));
     const byPair = new Map(pairs.map((p) => [p.pair, p]));
     // One report for every question of the survey, in the page's spec order, whatever was shown
-    // or answered: a question not shown or skipped sends the report of its fill answer
-    // (static/ldp/branching.js), so the body's shape never depends on the path.
+    // or answered: a question not shown sends the report of its fill answer, one shown and skipped
+    // that of its "Prefer not to say" where offered, else its fill answer too (static/ldp/branching.js),
+    // so the body's shape never depends on the path.
     const reports = [];
     for (const entry of specs.values()) {
       const pair = byPair.get(entry.question);
       /** @type {any} */
       let answer = byQuestion.get(entry.question) ?? null;
+      let seen = shown.has(entry.question);
       if (pair) {
         const { first, second } = pair;
         answer =
           first.answer && second.answer && "index" in first.answer && "index" in second.answer
             ? { index: pairAnswer(entry.spec, Number(first.fieldset.dataset.options), Number(second.fieldset.dataset.options), first.answer.index, second.answer.index) }
             : null;
+        seen = [first, second].every(({ fieldset }) => shown.has(Number(fieldset.dataset.questionId)));
       }
       // In a recurring survey a memoized question (a dBitFlip pair too) is randomized in two layers
-      // from the device secret (report.js); a fill answer goes the same way.
-      const report = await buildReport(entry, answer ?? fillAnswer(entry.spec, random), { random });
+      // from the device secret (report.js); a fill or skip answer goes the same way.
+      const stand = seen ? skipAnswer(entry, random) : fillAnswer(entry.spec, random);
+      const report = await buildReport(entry, answer ?? stand, { random });
       reports.push({ question: entry.question, version: entry.version, report });
     }
     // Asked directly (direct.js): sent as given when answered. Such a question is never behind a
@@ -263,8 +267,9 @@ function capOf(total) {
 
 /**
  * Show a question's options in a random order of this respondent's (crypto.getRandomValues), the
- * last one kept last if asked ("None of these"). Each option keeps its data-option-index, so the
- * answer and its report are the same whatever the order, and nothing about the order is sent.
+ * last one kept last if asked ("None of these"), and "Prefer not to say" (data-prefer-not) always
+ * last, after it. Each option keeps its data-option-index, so the answer and its report are the
+ * same whatever the order, and nothing about the order is sent.
  * @param {HTMLElement} fieldset
  * @param {boolean} keepLast
  */
@@ -274,7 +279,8 @@ function shuffleOptions(fieldset, keepLast) {
   const options = [...group.querySelectorAll(":scope > label.option")];
   if (options.length < 2) return;
   const anchor = options[options.length - 1].nextSibling;
-  const order = shuffledOrder(options.length, cryptoRandomSource(), keepLast ? 1 : 0);
+  const keep = (keepLast ? 1 : 0) + (options[options.length - 1].hasAttribute("data-prefer-not") ? 1 : 0);
+  const order = shuffledOrder(options.length, cryptoRandomSource(), Math.min(keep, options.length));
   for (const index of order) group.insertBefore(options[index], anchor);
   fieldset.dataset.shuffled = "";
 }

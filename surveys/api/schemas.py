@@ -107,6 +107,7 @@ class QuestionIn(Schema):
     low_label: str = ""
     high_label: str = ""
     rating_estimate: str = "shares"
+    prefer_not_to_say: bool = False
 
 
 class QuestionPatch(Schema):
@@ -131,6 +132,7 @@ class QuestionPatch(Schema):
     low_label: str | None = None
     high_label: str | None = None
     rating_estimate: str | None = None
+    prefer_not_to_say: bool | None = None
 
 
 class QuestionOut(Schema):
@@ -152,6 +154,8 @@ class QuestionOut(Schema):
     low_label: str
     high_label: str
     rating_estimate: str
+    prefer_not_to_say: bool
+    """A single choice or yes/no question's last option is the "Prefer not to say" Murmur adds."""
     candidates: list[str]
     matrix_id: int | None
     pair_first_id: int | None

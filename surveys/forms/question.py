@@ -3,6 +3,7 @@ against the survey's cap and the parameters frozen by reports."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any, cast
 
 from django import forms
@@ -12,7 +13,17 @@ from ldp.privacy import EPSILON_MAX, EPSILON_MIN
 from ldp.registry import NOT_RANDOMIZED
 from surveys import budget as plans
 from surveys.forms import interpolate_lazy
-from surveys.kinds import KindError, advise, build_randomization, cost_of, kind_of, knob_fields, misfit
+from surveys.kinds import (
+    KindError,
+    advise,
+    build_randomization,
+    cost_of,
+    kind_of,
+    knob_fields,
+    misfit,
+    prefer_not_kinds,
+)
+from surveys.kinds.choice import PREFER_NOT_FIELD
 from surveys.kinds.designs import DESIGN_FIELDS, design_fields, design_initial
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Survey, asked_jointly
 
@@ -169,6 +180,7 @@ class QuestionForm(forms.Form):
         "scale",
         "rating_estimate",
         "max_choices",
+        "prefer_not_to_say",
         *DESIGN_FIELDS,
     )
 
@@ -194,6 +206,7 @@ class QuestionForm(forms.Form):
             kwargs.setdefault("auto_id", f"id_q{question.pk}_%s")
         super().__init__(*args, **kwargs)
         self.fields.update(design_fields())  # the randomized-response designs' parameters (surveys.kinds.designs)
+        self.fields["prefer_not_to_say"] = copy.deepcopy(PREFER_NOT_FIELD)  # choice kinds (surveys.kinds.choice)
         explain_automatic(self, survey)
         self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
@@ -210,6 +223,11 @@ class QuestionForm(forms.Form):
             for name in self.RANDOMIZATION_FIELDS:
                 self.fields[name].required = False
                 self.fields[name].widget.attrs["disabled"] = True
+
+    @property
+    def prefer_not_kinds(self) -> str:
+        """The kinds for which the template shows "Offer “Prefer not to say”" (``data-kinds``)."""
+        return prefer_not_kinds()
 
     @property
     def chooses_automatically(self) -> bool:
@@ -245,6 +263,7 @@ class QuestionForm(forms.Form):
         if self.errors:
             return data
         kind = kind_of(data["kind"])
+        data["prefer_not_to_say"] = bool(data.get("prefer_not_to_say")) and kind.offers_prefer_not_to_say
         try:
             own = self.question is not None and kind_of(self.question.kind).made_elsewhere
             data["options"] = kind.options(data, self.question if self.frozen or own else None)
@@ -366,7 +385,8 @@ class QuestionForm(forms.Form):
         relevant = {"kind", "epsilon", "mechanism", *kind_of(self.question.kind).frozen_fields}
         relevant |= knob_fields(self.question.mechanism)
         for name in relevant:
-            if data.get(name) in (None, ""):
+            # A disabled input is not sent: an unticked checkbox's absence says nothing either.
+            if data.get(name) in (None, "") or name not in self.data:
                 data[name] = frozen[name]
             elif data[name] != frozen[name]:
                 self.add_error(
@@ -455,7 +475,8 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "rating_estimate": question.rating_estimate,
         "text": question.text,
         "kind": question.kind,
-        "options_text": "\n".join(question.options),
+        "options_text": "\n".join(question.written_options),
+        "prefer_not_to_say": question.prefer_not_to_say,
         "candidates_text": "\n".join(question.candidates),
         "epsilon": question.epsilon,
         "budget": "plan" if question.planned_epsilon else "fixed",

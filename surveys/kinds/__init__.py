@@ -111,7 +111,9 @@ __all__ = [
     "randomization_digest",
     "randomized_only",
     "recommend_rating_estimate",
+    "prefer_not_kinds",
     "scale_points",
+    "skip_index",
     "summary_for",
     "summary_of",
     "synthetic",
@@ -123,10 +125,24 @@ def _templates(name: str) -> tuple[str, str]:
 
 
 KINDS: dict[str, QuestionKind] = {
+    # "Prefer not to say" on single choice and yes/no only: a rating's mean and NPS are linear in its
+    # points' shares, which an option without a value would break; a number, a multi-select and a short
+    # answer have no single option for it; a matrix's options are its block's (docs/branching.md).
     Question.Kind.SINGLE_CHOICE: ChoiceKind(
-        "single", *_templates("choice"), condition_operators=("in",), shuffles_options=True
+        "single",
+        *_templates("choice"),
+        frozen_fields=("prefer_not_to_say",),
+        condition_operators=("in",),
+        shuffles_options=True,
+        offers_prefer_not_to_say=True,
     ),
-    Question.Kind.YES_NO: YesNoKind("yes_no", *_templates("choice"), condition_operators=("in",)),
+    Question.Kind.YES_NO: YesNoKind(
+        "yes_no",
+        *_templates("choice"),
+        frozen_fields=("prefer_not_to_say",),
+        condition_operators=("in",),
+        offers_prefer_not_to_say=True,
+    ),
     Question.Kind.NUMERIC: NumberKind(
         "numeric",
         *_templates("number"),
@@ -180,6 +196,17 @@ def summary_for(kind: str, mechanism: str) -> Summary:
     shown and exported as its cross-tab (:class:`~surveys.kinds.pair.PairSummary`).
     """
     return KINDS[kind].summary or summary_of(mechanism)
+
+
+def skip_index(question: Question) -> int | None:
+    """The option a shown question left empty sends (:meth:`~surveys.kinds.base.QuestionKind.skip_index`):
+    the answer page's spec entry carries it as ``skip``; None: the family's fill answer."""
+    return KINDS[question.kind].skip_index(question)
+
+
+def prefer_not_kinds() -> str:
+    """The kinds whose builder offers "Prefer not to say", space-separated (the form's ``data-kinds``)."""
+    return " ".join(name for name, kind in KINDS.items() if kind.offers_prefer_not_to_say)
 
 
 def randomized_only(reports: Any) -> Any:

@@ -275,6 +275,9 @@ class QuestionKind:
     it cannot decide a branch."""
     shuffles_options: bool = False
     """Its options may be shown in a random order per respondent (drawn in the browser, never sent)."""
+    offers_prefer_not_to_say: bool = False
+    """The builder may add a last option, "Prefer not to say", randomized like the others, whose report
+    a skip sends (:meth:`skip_index`)."""
 
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""
@@ -316,6 +319,12 @@ class QuestionKind:
     def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
         """Extra figures its builder card shows at n expected respondents (empty: none)."""
         return {}
+
+    def skip_index(self, question: Question) -> int | None:
+        """The option whose randomized report the browser sends when the respondent sees the question and
+        leaves it empty: its "Prefer not to say" (:attr:`surveys.models.Question.prefer_not_index`); None:
+        the family's fill answer (:data:`ldp.families.FILLS`), as for a question not shown."""
+        return question.prefer_not_index
 
     def demo_truth(self, sources: Any) -> Any:
         """The demo survey's truth for a question of this kind (:func:`surveys.demo.demo_truths`):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
 
-from ldp.crosstab import JointEstimate, crosses_post_hoc, declared_joint, expected_errors
+from ldp.crosstab import JointEstimate, crosses_post_hoc, declared_joint, encode_pair, expected_errors
 from surveys.kinds.base import BAND_KINDS, KindError, QuestionKind, common_columns, randomization_digest
 from surveys.kinds.shares import SharesSummary
 from surveys.models import Question
@@ -35,6 +35,14 @@ class PairKind(QuestionKind):
         if question is not None and question.pair_first_id is not None:
             return list(question.options)
         raise KindError("kind", _("Declared pairs are made with “Ask two questions jointly”."))
+
+    def skip_index(self, question: Question) -> int | None:
+        """Both questions left empty send the pair (Prefer not to say, Prefer not to say), the last of the
+        k1 k2 combinations, when both offer it; otherwise the uniform fake of every pair."""
+        first, second = question.pair_first, question.pair_second
+        if first is None or second is None or first.prefer_not_index is None or second.prefer_not_index is None:
+            return None
+        return int(encode_pair(first.prefer_not_index, second.prefer_not_index, second.k))
 
     def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
         """Both ways' expected errors (widest 95 % cell band at evenly spread answers) and their epsilons;

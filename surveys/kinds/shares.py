@@ -218,6 +218,7 @@ class SharesSummary(Summary):
                 "statistic": "share",
                 "option_index": i,
                 "option": label,
+                "prefer_not_to_say": i == result.question.prefer_not_index,
                 "raw_count": int(result.raw_counts[i]),
                 "unbiased": float(unbiased.proportions[i]),
                 "standard_error": float(unbiased.standard_errors[i]),

@@ -103,6 +103,7 @@ ESTIMATE_COLUMNS = [
     "n",
     "option_index",
     "option",
+    "prefer_not_to_say",
     "raw_count",
     "unbiased",
     "standard_error",

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 from ldp import registry
 from surveys import actions, languages
 from surveys.access import get_survey_by_share_slug
-from surveys.kinds import cost_of, summary_of
+from surveys.kinds import cost_of, skip_index, summary_of
 from surveys.models import Question, Randomization, Survey, asked_jointly, spent_epsilon
 from surveys.responding.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.responding.receipts import receipt_rows
@@ -72,6 +72,9 @@ class AnswerItem:
     """"first" or "second": its answer's place in the pair's one answer, first * k2 + second."""
     memo_gamma: float | None = None
     """The randomization's stored flip of a memoized layer (``Randomization.memo_gamma``)."""
+    skip: int | None = None
+    """The option whose report a skip sends, its "Prefer not to say" (:func:`surveys.kinds.skip_index`; a
+    declared pair's, carried by both its questions); None: the family's fill answer."""
 
     @property
     def epsilon(self) -> float:
@@ -150,6 +153,7 @@ def answer_item(randomization: Randomization, n: int) -> AnswerItem:
         spec=mechanism.client_spec(),
         privacy=cost_of(mechanism, n),
         memo_gamma=randomization.memo_gamma,
+        skip=skip_index(randomization.question),
     )
 
 
@@ -164,7 +168,9 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     items = grouped([with_memo(survey, i) if i.pair is None else i for i in items])
     sent = [i for i in items if i.pair is None and i.randomized]
     specs = [
-        {"question": i.question.pk, "version": i.version, "spec": i.spec} | ({"memo": i.memo} if i.memo else {})
+        {"question": i.question.pk, "version": i.version, "spec": i.spec}
+        | ({"memo": i.memo} if i.memo else {})
+        | ({"skip": i.skip} if i.skip is not None else {})
         for i in sent
     ]
     # Of a sampled pool only the m questions really answered spend (surveys.sampling); the browser

@@ -20,7 +20,7 @@ from surveys import languages
 from surveys.access import get_survey_by_share_slug
 from surveys.sampling import pool_of
 from surveys.series.rounds import permanent_epsilon, rounds_of
-from surveys.transparency import survey_record
+from surveys.transparency import skip_words, survey_record
 
 
 @require_GET
@@ -41,6 +41,7 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
                 permanent_epsilon(q.current["spec"], q.current["memo"]) if q.current and "memo" in q.current else None
             ),
             "epsilon_over_rounds": q.question.epsilon * round_count,
+            "skip_words": skip_words(q),
         }
         for q in record.questions
     ]

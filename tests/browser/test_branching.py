@@ -1,9 +1,11 @@
 """Branching in real Chromium: every path sends the same shape of body, and no true answer leaves.
 
-A survey of three questions where question 2 is shown only when question 1 is "Yes-Kestrel". Each
-path (yes and answer all; yes and skip question 2; no, so question 2 is not shown) is answered in a
-fresh browser context, and the submit request's body is kept: the bodies must name the same
-questions in the same order with the same fields, have the same length, and hold no option label.
+A survey of three questions where question 2 is shown only when question 1 is "Yes-Kestrel", and
+question 3 offers "Prefer not to say" (shown last, its other options shuffled). Each path (yes and
+answer all; yes and skip question 2; yes and skip question 3, which sends the report of "Prefer not
+to say"; no, so question 2 is not shown) is answered in a fresh browser context, and the submit
+request's body is kept: the bodies must name the same questions in the same order with the same
+fields, have the same length, and hold no option label; the server tallies every one of them.
 The builder's condition editor and path preview pass axe-core in both languages at 390 px.
 """
 
@@ -15,7 +17,7 @@ import pytest
 from django.urls import reverse
 
 from surveys import actions
-from tests.base import make_question, make_survey, make_user
+from tests.base import make_question, make_survey, make_user, stored_tally
 from tests.browser.conftest import assert_only_the_ledger_is_stored, log_in, open_answer_page
 
 LABELS = {
@@ -30,15 +32,18 @@ def survey(db):
     survey = make_survey(make_user("olga"), title="Birds", allow_repeat_responses=True)
     first = make_question(survey, text="Do you watch birds?", kind="yes_no", options=LABELS[1])
     second = make_question(survey, text="How far do you go?", options=LABELS[2], mechanism="oue")
-    make_question(survey, text="Favourite?", options=LABELS[3])
+    third = make_question(survey, text="Favourite?", options=[*LABELS[3], "Prefer not to say"], prefer_not_to_say=True)
     second.logic = {"show_if": {"question": first.pk, "in": [0]}, "shuffle_options": True, "keep_last": True}
     second.save(update_fields=["logic"])
+    third.logic = {"shuffle_options": True}
+    third.save(update_fields=["logic"])
     actions.do_open_survey(survey)
     return survey
 
 
-# (answer to question 1, to question 2 or None to skip, to question 3); question 2 is shown only on "yes".
-PATHS = [(0, 2, 1), (0, None, 0), (1, None, 2), (1, 1, 2)]
+# (answer to question 1, to question 2 or None to skip, to question 3 or None to skip); question 2 is
+# shown only on "yes".
+PATHS = [(0, 2, 1), (0, None, 0), (0, 1, None), (1, None, 2), (1, 1, 2)]
 
 
 def answer_along(browser, live_server, survey, path):
@@ -49,10 +54,14 @@ def answer_along(browser, live_server, survey, path):
     assert fieldsets.nth(1).is_visible() == (first == 0)
     if second is not None and first == 0:
         fieldsets.nth(1).locator(f"[data-option-index='{second}']").check()
-    fieldsets.nth(2).locator(f"[data-option-index='{third}']").check()
-    # The shuffled question keeps its last option last.
+    if third is not None:
+        fieldsets.nth(2).locator(f"[data-option-index='{third}']").check()
+    # The shuffled question keeps its last option last; "Prefer not to say" stays last too.
     last = fieldsets.nth(1).locator("label.option").last.locator("input").get_attribute("data-option-index")
     assert last == "2"
+    offered = fieldsets.nth(2).locator("label.option").last
+    assert offered.get_attribute("data-prefer-not") is not None
+    assert offered.locator("input").get_attribute("data-option-index") == "3"
     page.click("[data-submit]")
     page.wait_for_selector("[data-receipt]:not([hidden])")
     storage = assert_only_the_ledger_is_stored(page)
@@ -80,6 +89,37 @@ def test_every_path_sends_a_body_of_the_same_shape_and_length(live_server, brows
                 assert label not in body and label not in storage
     assert len(shapes) == 1, shapes
     assert len(lengths) == 1, lengths
+    # Every report was tallied, the skip's "Prefer not to say" among them.
+    third = survey.questions.all()[2]
+    assert stored_tally(third.current_randomization()).n == len(PATHS)
+
+
+def test_a_skip_sends_the_report_of_prefer_not_to_say(live_server, browser, db):
+    """The skipped question offers "Prefer not to say" and is randomized by k-RR at ε = 10, which keeps
+    the input with probability e^10 / (e^10 + 2) > 0.9999: in two fresh browsers its report, stored and
+    tallied, names that option both times (a uniform fake would, with chance 1/9; the JavaScript is
+    checked exactly in tests/js/branching.test.mjs)."""
+    survey = make_survey(make_user("pia"), title="Skips", allow_repeat_responses=True)
+    make_question(survey, text="Any?", options=["One-Heron", "Two-Ibis"])
+    offered = make_question(
+        survey,
+        text="Sensitive?",
+        kind="yes_no",
+        options=["Yes-Snipe", "No-Stint", "Prefer not to say"],
+        prefer_not_to_say=True,
+        epsilon=10.0,
+    )
+    actions.do_open_survey(survey)
+    for _ in range(2):
+        context, page, errors, bodies = open_answer_page(browser, live_server, survey)
+        page.locator("fieldset[data-question-id]").nth(0).locator("[data-option-index='0']").check()
+        page.click("[data-submit]")
+        page.wait_for_selector("[data-receipt]:not([hidden])")
+        context.close()
+        assert not errors, errors
+        [report] = json.loads(bodies[0])["reports"][1:]
+        assert report == {"question": offered.pk, "version": 1, "report": {"value": 2}}
+    assert stored_tally(offered.current_randomization()).counts.tolist() == [0, 0, 2]
 
 
 def test_a_branching_question_must_be_answered(live_server, page, survey):

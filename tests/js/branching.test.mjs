@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { FILLS, conditionHolds, fillAnswer, fillWeights, paths, shownQuestions, shuffledOrder } from "../../static/ldp/branching.js";
+import { FILLS, conditionHolds, fillAnswer, fillWeights, paths, shownQuestions, shuffledOrder, skipAnswer } from "../../static/ldp/branching.js";
 import { forbidMathRandom } from "./seeded.mjs";
 import { reportTable, seededSource } from "./tables.mjs";
 
@@ -34,7 +34,10 @@ function* respondents(ks) {
   for (const rest of respondents(ks.slice(1))) for (const a of [...Array(ks[0]).keys(), null]) yield [a, ...rest];
 }
 
-/** max over bodies and respondent pairs of ln ratio, as the browser would randomize them. */
+/**
+ * max over bodies and respondent pairs of ln ratio, as the browser would randomize them. A question
+ * with `skip` (its "Prefer not to say") sends skipAnswer's option when shown and skipped.
+ */
 function worstBodyLogRatio(questions, conditions) {
   const order = questions.map((q) => q.id);
   const tables = questions.map((q) => reportTable(q.spec));
@@ -43,9 +46,12 @@ function worstBodyLogRatio(questions, conditions) {
   for (const answers of respondents(questions.map((q) => q.spec.k))) {
     const given = new Map(order.map((id, j) => [id, answers[j] === null ? null : { index: answers[j], value: answers[j] + 1 }]));
     const shown = shownQuestions(order, conditions, given);
-    const inputs = questions.map((q, j) =>
-      shown.includes(q.id) && answers[j] !== null ? tables[j].map((_, v) => (v === answers[j] ? 1 : 0)) : fills[j],
-    );
+    const pointMass = (j, index) => tables[j].map((_, v) => (v === index ? 1 : 0));
+    const inputs = questions.map((q, j) => {
+      if (!shown.includes(q.id)) return fills[j];
+      if (answers[j] !== null) return pointMass(j, answers[j]);
+      return q.skip === undefined ? fills[j] : pointMass(j, skipAnswer(q, seededSource(1)).index);
+    });
     bodies.push(body(inputs.map((w, j) => mix(tables[j], w))));
   }
   let worst = 0;
@@ -135,4 +141,23 @@ test("a shuffled order keeps the last items last and is a permutation", () => {
     seen.add(order.join(""));
   }
   assert.equal(seen.size, 24);
+});
+
+test("a skip sends the report of 'Prefer not to say' where offered, else the fill, within the same bound", () => {
+  const random = seededSource(11);
+  const offered = { spec: SPECS["oue-k3"], skip: 2 };
+  for (let i = 0; i < 50; i += 1) assert.deepEqual(skipAnswer(offered, random), { index: 2, value: 2 });
+  // Not offered (or a skip outside the domain): the fill, a uniform fake option.
+  const counts = [0, 0, 0];
+  const draws = 30_000;
+  for (let i = 0; i < draws; i += 1) counts[skipAnswer({ spec: SPECS["oue-k3"] }, random).index] += 1;
+  for (const count of counts) assert.ok(Math.abs(count / draws - 1 / 3) <= 4 * Math.sqrt((1 / 3) * (2 / 3) / draws), `${count}`);
+  assert.ok(skipAnswer({ spec: SPECS["oue-k3"], skip: 3 }, random).index < 3);
+  assert.deepEqual(skipAnswer({ spec: { mechanism: "set-oue", k: 4 } }, random), { chosen: [] });
+  // Questions 11 and 13 offer it (their last option): every path and skip stays within e^(total epsilon).
+  const questions = QUESTIONS.map((q) => (q.id === 12 ? q : { ...q, skip: q.spec.k - 1 }));
+  for (const conditions of [new Map(), new Map([[12, { question: 11, in: [1] }]]), new Map([[13, { question: 11, in: [0] }]])]) {
+    const worst = worstBodyLogRatio(questions, conditions);
+    assert.ok(worst <= TOTAL * (1 + 1e-12), `${worst} > ${TOTAL}`);
+  }
 });

@@ -108,6 +108,24 @@ def test_a_multi_select_fill_is_the_empty_set_and_stays_within_epsilon():
     assert worst <= 0.5 + set_mechanism.worst_case_log_ratio() + 1e-12
 
 
+@pytest.mark.parametrize(
+    "conditions",
+    [{}, {12: Condition(11, "in", (1,))}, {13: Condition(11, "in", (0,))}, {13: Condition(12, "in", (0, 2))}],
+)
+def test_a_skip_sending_prefer_not_to_say_stays_within_the_total_epsilon(conditions):
+    """Questions 11 and 13 offer "Prefer not to say" (their last option): shown and skipped, they send
+    its report, a fixed input independent of every answer, so the same bound holds on every path."""
+    tables, fills = _setup()
+    skips = [1, None, 2]
+    worst = worst_body_log_ratio(ORDER, conditions, tables, fills, skips=skips)
+    assert worst <= TOTAL * (1 + 1e-12)
+    # A skip of a shown question sends its option; a question not shown still sends its fill.
+    values = [[0, 1], [0, 1, 2], [0, 1, 2]]
+    inputs = respondent_inputs(ORDER, {13: Condition(11, "in", (0,))}, [None, None, None], fills, values, skips)
+    assert inputs[0].tolist() == [0.0, 1.0]
+    assert np.allclose(inputs[1], 1 / 3) and np.allclose(inputs[2], 1 / 3)
+
+
 def test_conditions_parse_strictly():
     assert parse_condition({"question": 3, "in": [2, 0, 2]}) == Condition(3, "in", (0, 2))
     assert parse_condition({"question": 3, "between": [1, 4.5]}) == Condition(3, "between", low=1.0, high=4.5)
@@ -179,3 +197,19 @@ def test_bands_among_those_asked_cover_95_percent_at_n_2000():
         asked_covered += est.asked_band[0] <= asked.mean() <= est.asked_band[1]
     assert np.all((covered / repetitions >= 0.94) & (covered / repetitions <= 0.96)), covered / repetitions
     assert 0.94 <= asked_covered / repetitions <= 0.96
+
+
+def test_among_those_asked_a_skip_is_counted_as_prefer_not_to_say():
+    """Q (Apple, Pear, Prefer not to say) is asked when B = 1 (half the respondents). Of those asked,
+    40 % choose Apple, 30 % Pear, 10 % "Prefer not to say" and 20 % skip, sending its report; those not
+    asked send a uniform fake. Among those asked, its share is the 30 % who chose it or skipped."""
+    rng = np.random.default_rng(17)
+    n = 200_000
+    b, q = make_mechanism("krr", k=2, epsilon=2.0), make_mechanism("oue", k=3, epsilon=2.0)
+    first = rng.integers(0, 2, size=n)
+    answered = rng.choice(4, size=n, p=[0.4, 0.3, 0.1, 0.2])  # 3: skipped
+    sent = np.where(first == 1, np.minimum(answered, 2), rng.integers(0, 3, size=n))
+    tally = pair_tally(b, q, b.randomize(first, rng=rng), q.randomize(sent, rng=rng))
+    est = among_asked(posthoc_estimate(b, q, tally), [1])
+    assert np.all(np.abs(est.shares - [0.4, 0.3, 0.3]) <= 4 * est.standard_errors), est.shares
+    assert abs(est.asked - 0.5) <= 4 * est.asked_standard_error
