@@ -12,7 +12,7 @@ from django.http.response import HttpResponseBase
 from ninja import Status
 from ninja.errors import HttpError
 
-from surveys.access import get_survey_for_owner, get_survey_for_results
+from surveys.access import Need, get_survey_for, get_survey_for_results
 from surveys.api import schemas
 from surveys.api.auth import read_token
 from surveys.api.routes import ERRORS, id_path, router, token_owner
@@ -52,6 +52,9 @@ EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
     **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
     **{name: partial(stats_export, name=name) for name in STATS_FORMATS},
 }
+#: What each download needs, as on the pages: estimates are results (``view``, viewers too); the raw
+#: reports and the files made from them are record-level (``export``: not for viewers).
+EXPORT_NEEDS: dict[str, Need] = {name: "view" if name.startswith("estimates.") else "export" for name in EXPORTS}
 
 
 @router.get(
@@ -64,10 +67,11 @@ EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
 def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
     """A download of the results page's exports: ``estimates.csv``, ``estimates.json``, ``reports.csv``,
     ``reports.json`` and the statistics packages' files (``reports.sav``, ``reports.dta``, ``analysis.R``).
+    A workspace's viewers may download the estimates only, as on the results page.
 
     The raw reports are written to a file by a job: until the file holds every report stored so far
     the answer is 202 with ``retry_after`` seconds, and the same request later gets the file."""
-    survey = get_survey_for_results(token_owner(request), survey_id)
+    survey = get_survey_for(token_owner(request), survey_id, EXPORT_NEEDS.get(name, "view"))
     writer = EXPORTS.get(name)
     if writer is None:
         raise HttpError(404, "No such export.")
@@ -87,8 +91,9 @@ def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
     tags=["results"],
 )
 def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """The transparency statement: every question's client spec in force, its digest, and every version."""
-    survey = get_survey_for_owner(token_owner(request), survey_id)
+    """The transparency statement: every question's client spec in force, its digest, and every version.
+    Whoever may read the survey's results may read it (viewers too), as its page is public."""
+    survey = get_survey_for_results(token_owner(request), survey_id)
     record = survey_record(survey)
     versions = [
         {

@@ -1,8 +1,11 @@
 """The organizer API's operations: surveys, questions, lifecycle, rounds, invitations, results.
 
-Every operation loads its survey through :mod:`surveys.access` for the token's owner, exactly as
-the organizer pages do (someone else's survey is a 404), and changes it through the same forms and
-named actions (:mod:`surveys.forms`, :mod:`surveys.actions`), so the API accepts and refuses
+Every operation loads its survey through :mod:`surveys.access` for the token's owner with the need
+its page has (someone else's survey is a 404): reading and changing the survey, its questions,
+rounds, invitations and webhooks need ``edit`` (the builder's pages), deleting it ``manage``, its
+estimates and transparency statement ``view`` and its raw-report exports ``export``
+(:mod:`surveys.api.results`); tests/surveys/test_api_role_walk.py walks them by role. Changes go
+through the same forms and named actions (:mod:`surveys.forms`, :mod:`surveys.actions`), so the API accepts and refuses
 exactly what the builder does. Nothing here knows a question kind or a mechanism by name.
 """
 
@@ -19,7 +22,7 @@ from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for_owner, surveys_for
+from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, surveys_for
 from surveys.api import schemas
 from surveys.api.auth import read_token, write_token
 from surveys.forms.matrix import MatrixForm
@@ -139,8 +142,9 @@ def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: in
 
 @router.delete("/surveys/{survey_id}", response={204: None, **ERRORS}, auth=write_token, tags=["surveys"])
 def delete_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    """Delete the survey with its questions, reports and invitations, as the builder's Delete does."""
-    get_survey_for_owner(token_owner(request), survey_id).delete()
+    """Delete the survey with its questions, reports and invitations, as the builder's Delete does: only
+    its owner, or an owner of its workspace, may (``manage``; an editor's token gets 404)."""
+    get_survey_for(token_owner(request), survey_id, "manage").delete()
     return Status(204, None)
 
 

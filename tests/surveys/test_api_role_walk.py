@@ -1,0 +1,259 @@
+"""The organizer API's authorization walk: every operation of the schema, with a read token and a
+read-and-write token of each of a workspace's owner, editor and viewer, an outsider and staff, on the
+workspace's open survey with reports.
+
+The API must never allow more than the pages, and must let each role do what the pages let it do:
+
+- Each operation's need (``NEEDS``) is its page's (tests/surveys/test_role_walk.py): the builder's
+  pages need ``edit``, deleting a survey ``manage``, results ``view``, raw-report downloads
+  ``export``. Roles grant needs as on the pages (the page walk's ``GRANTED``: staff may read and
+  export every survey's results and change nothing).
+- **0 leaks**: whoever lacks an operation's need gets 403 or 404, and the answer names neither the
+  survey, its questions nor its workspace; a read token's writes get 403 whatever its owner may do.
+- **0 unauthorized changes**: after every refused request the survey, its questions, matrices,
+  invitations, webhooks and their deliveries, the workspace's members and audit log, and the
+  count of surveys are exactly as before.
+- whoever has the need gets the owner's answer, and the owner's answers are successes (2xx) but for
+  the lifecycle refusals this open survey with reports must get (``OWNER_CONFLICTS``). Each allowed
+  write runs in a transaction rolled back after it, so every role starts from the same state.
+
+An operation the tables below do not classify (added later) fails ``test_every_operation_is_classified``,
+as an unclassified page route fails the page walk; so does a new export file name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from django.utils import timezone
+
+from surveys.api.results import EXPORTS
+from surveys.integrations import Webhook, WebhookDelivery
+from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey
+from tests.base import make_question
+from tests.surveys.test_api import call, make_token, operations
+from tests.surveys.test_role_walk import GRANTED  # what each role may do: the page walk's table
+from tests.teams import make_team
+
+ROLES = ("owner", "editor", "viewer", "outsider", "staff")
+S = "/api/v1/surveys/{survey_id}"
+#: Each operation's need, from its page's: ``own`` operations touch only the token owner's own things.
+NEEDS = {
+    ("get", "/api/v1/surveys"): "own",  # the survey list page: the surveys one may edit
+    ("post", "/api/v1/surveys"): "own",  # a new personal survey, as survey_create
+    ("get", S): "edit",  # survey_detail (the builder)
+    ("patch", S): "edit",  # survey_settings
+    ("delete", S): "manage",  # survey_delete
+    ("post", f"{S}/open"): "edit",
+    ("post", f"{S}/close"): "edit",
+    ("get", f"{S}/questions"): "edit",  # the builder lists the questions
+    ("post", f"{S}/questions"): "edit",
+    ("get", f"{S}/questions/{{question_id}}"): "edit",  # question_card
+    ("patch", f"{S}/questions/{{question_id}}"): "edit",
+    ("delete", f"{S}/questions/{{question_id}}"): "edit",
+    ("post", f"{S}/matrices"): "edit",
+    ("post", f"{S}/pairs"): "edit",
+    ("get", f"{S}/rounds"): "edit",  # survey_recurrence
+    ("put", f"{S}/recurrence"): "edit",
+    ("post", f"{S}/rounds"): "edit",  # survey_next_round
+    ("get", f"{S}/invitations"): "edit",  # the invitations page
+    ("post", f"{S}/invitations/links"): "edit",
+    ("post", f"{S}/invitations/emails"): "edit",
+    ("post", f"{S}/invitations/reminders"): "edit",
+    ("get", f"{S}/webhooks"): "edit",
+    ("post", f"{S}/webhooks"): "edit",
+    ("post", f"{S}/webhooks/{{webhook_id}}/test"): "edit",
+    ("delete", f"{S}/webhooks/{{webhook_id}}"): "edit",
+    ("get", f"{S}/estimates"): "view",  # survey_results
+    ("get", f"{S}/transparency"): "view",  # public for an open survey; viewers read it
+    ("get", f"{S}/exports/{{name}}"): "by name",  # EXPORT_NEEDS below
+}
+#: Each download's need: estimates are results (export_estimates); the rest are raw reports.
+EXPORT_NEEDS = {
+    "estimates.csv": "view",
+    "estimates.json": "view",
+    "reports.csv": "export",
+    "reports.json": "export",
+    "reports.sav": "export",
+    "reports.dta": "export",
+    "analysis.R": "export",
+}
+#: What the owner's own request gets on this open survey with reports, when it is not a success.
+OWNER_CONFLICTS = {
+    ("post", f"{S}/rounds"): 409,  # not recurring
+}
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Webhook tests post to a fake receiver: no request leaves the machine."""
+    monkeypatch.setattr("surveys.webhooks.http_post", lambda url, body, headers: 204)
+
+
+@pytest.fixture
+def team(db):
+    team = make_team()
+    # Two questions without reports yet, which may still be declared a pair.
+    team.second = make_question(team.survey, text="A second question?", options=["Yes", "No"])
+    team.third = make_question(team.survey, text="A third question?", options=["Often", "Rarely"])
+    team.webhook = Webhook.objects.create(survey=team.survey, url="https://hooks.example.org/murmur")
+    WebhookDelivery.objects.create(webhook=team.webhook, delivery_id="d1", hour=timezone.now(), test=True, ok=True)
+    return team
+
+
+def body_for(method: str, path: str, team) -> Any:
+    """A body the owner's request succeeds with (so a refusal never comes from the body)."""
+    if method in ("get", "delete"):
+        return None
+    bodies = {
+        "/api/v1/surveys": {"title": "Mine"},
+        S: {"title": "Renamed"},
+        f"{S}/questions": {"text": "Q", "options": ["a", "b"]},
+        f"{S}/questions/{{question_id}}": {"text": "Reworded"},
+        f"{S}/matrices": {"title": "M", "items": ["x", "y"], "options": ["a", "b"]},
+        f"{S}/pairs": {"first": team.second.pk, "second": team.third.pk},
+        f"{S}/recurrence": {"recurrence": "manual"},
+        f"{S}/invitations/links": {"count": 1},
+        f"{S}/invitations/emails": {"emails": ["x@example.com"]},
+        f"{S}/webhooks": {"url": "https://example.com/hook"},
+    }
+    return bodies.get(path)
+
+
+def calls(team) -> list[tuple[str, str, bool, str, str]]:
+    """(method, schema path, needs a write token, url, need) of every call the walk makes."""
+    found = []
+    for method, path, writes in operations():
+        url = (
+            path.replace("{survey_id}", str(team.survey.pk))
+            .replace("{question_id}", str(team.second.pk))  # without reports: it may still be deleted
+            .replace("{webhook_id}", str(team.webhook.pk))
+        )
+        if "{name}" in path:
+            found += [(method, path, writes, url.replace("{name}", name), EXPORT_NEEDS[name]) for name in EXPORT_NEEDS]
+        else:
+            found.append((method, path, writes, url, NEEDS[(method, path)]))
+    return found
+
+
+def state(team) -> Any:
+    """Everything a refused request must leave as it was."""
+    survey = team.survey
+    return (
+        list(Survey.objects.filter(pk=survey.pk).values()),
+        list(Question.objects.filter(survey=survey).order_by("pk").values()),
+        list(Matrix.objects.filter(survey=survey).order_by("pk").values()),
+        list(Invitation.objects.filter(survey=survey).order_by("pk").values()),
+        list(Webhook.objects.filter(survey=survey).order_by("pk").values()),
+        list(WebhookDelivery.objects.filter(webhook__survey=survey).order_by("pk").values()),
+        list(Membership.objects.filter(workspace=team.workspace).order_by("pk").values_list("user", "role")),
+        list(AuditEntry.objects.order_by("pk").values_list("pk", flat=True)),
+        Survey.objects.count(),
+    )
+
+
+def names_the_team(team, body: bytes) -> bool:
+    questions = (team.question.text, team.second.text, team.third.text)
+    words = (team.survey.title, *questions, team.workspace.name, team.survey.slug)
+    return any(word.encode() in body for word in words)
+
+
+def content(response: Any) -> bytes:
+    return response.body if response.streaming else response.content
+
+
+def answer(client: Client, token: str, method: str, url: str, body: Any) -> tuple[int, bytes]:
+    """The answer to an allowed request, whose changes are then rolled back."""
+    with transaction.atomic():
+        response = call(client, token, method, url, body)
+        transaction.set_rollback(True)
+    return response.status_code, content(response)
+
+
+def allowed(who: str, need: str) -> bool:
+    return need == "own" or need in GRANTED[who]
+
+
+def test_every_operation_is_classified():
+    schema_operations = {(method, path) for method, path, _writes in operations()}
+    assert schema_operations == set(NEEDS), schema_operations ^ set(NEEDS)
+    assert set(EXPORTS) == set(EXPORT_NEEDS), set(EXPORTS) ^ set(EXPORT_NEEDS)
+    assert set(NEEDS.values()) == {"own", "view", "edit", "manage", "by name"}
+
+
+@pytest.mark.parametrize("scope", ("read", "write"))
+@pytest.mark.parametrize("who", ROLES)
+def test_the_api_walk(client, team, who, scope):
+    owner = make_token(team.users["owner"])
+    token = make_token(team.users[who], scope=scope, name=f"{who}-{scope}")
+    leaks, changes, denied, owner_failures = [], [], [], []
+    for method, path, writes, url, need in calls(team):
+        body = body_for(method, path, team)
+        expected, _ = answer(client, owner, method, url, body)
+        if expected != OWNER_CONFLICTS.get((method, path), expected) or not (
+            200 <= expected < 300 or (method, path) in OWNER_CONFLICTS
+        ):
+            owner_failures.append(f"{method.upper()} {url}: {expected}")
+        may = allowed(who, need) and (scope == "write" or not writes)
+        if may:
+            status, _ = answer(client, token, method, url, body)
+            if status != expected:
+                denied.append(f"{method.upper()} {url}: {status}, owner {expected}")
+            continue
+        before = state(team)
+        response = call(client, token, method, url, body)
+        if response.status_code not in (403, 404) or names_the_team(team, content(response)):
+            leaks.append(f"{method.upper()} {url}: {response.status_code}")
+        if writes and scope == "read" and response.status_code != 403:
+            leaks.append(f"{method.upper()} {url}: a read token's write got {response.status_code}")
+        if state(team) != before:
+            changes.append(f"{method.upper()} {url}")
+    assert leaks == [] and changes == []
+    assert denied == [] and owner_failures == []
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_the_survey_list_holds_what_the_survey_list_page_does(client, team, who):
+    """GET /surveys lists the surveys one may edit, as the survey list page: the team's survey for its
+    owner and editor only (viewers find it on the workspace page; staff have Django admin)."""
+    token = make_token(team.users[who], scope="read")
+    listed = [survey["id"] for survey in call(client, token, "get", "/api/v1/surveys").json()]
+    assert listed == ([team.survey.pk] if "edit" in GRANTED[who] else [])
+
+
+def test_a_surveys_new_owner_is_the_tokens_never_the_workspace(client, team):
+    """POST /surveys makes a personal survey of the token's owner, whatever their role elsewhere."""
+    token = make_token(team.users["viewer"])
+    response = call(client, token, "post", "/api/v1/surveys", {"title": "Vera's own"})
+    assert response.status_code == 201
+    made = Survey.objects.get(pk=response.json()["id"])
+    assert (made.owner, made.workspace) == (team.users["viewer"], None)
+
+
+def test_an_editors_token_cannot_delete_the_workspaces_survey_but_its_owners_can(client, team):
+    editor, owner = make_token(team.users["editor"]), make_token(team.users["owner"])
+    path = f"/api/v1/surveys/{team.survey.pk}"
+    assert call(client, editor, "delete", path).status_code == 404
+    assert Survey.objects.filter(pk=team.survey.pk).exists()
+    assert call(client, owner, "delete", path).status_code == 204
+    assert not Survey.objects.filter(pk=team.survey.pk).exists()
+
+
+@pytest.mark.parametrize("scope", ("read", "write"))
+def test_a_removed_member_loses_every_operation_at_once(client, team, scope):
+    token = make_token(team.users["editor"], scope=scope)
+    survey_path = f"/api/v1/surveys/{team.survey.pk}"
+    assert call(client, token, "get", survey_path).status_code == 200
+    team.membership("editor").delete()
+    before = state(team)
+    for method, path, writes, url, _need in calls(team):
+        if "{survey_id}" not in path:
+            continue
+        response = call(client, token, method, url, body_for(method, path, team))
+        refused = 403 if writes and scope == "read" else 404
+        assert response.status_code == refused, (method, url, response.status_code)
+        assert not names_the_team(team, content(response)), (method, url)
+    assert state(team) == before
