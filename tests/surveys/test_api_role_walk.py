@@ -184,6 +184,7 @@ def test_every_operation_is_classified():
     assert set(NEEDS.values()) == {"own", "view", "edit", "manage", "by name"}
 
 
+@pytest.mark.slow  # about 4 s a role and scope: make test-all and CI (the delete and removal tests guard make test)
 @pytest.mark.parametrize("scope", ("read", "write"))
 @pytest.mark.parametrize("who", ROLES)
 def test_the_api_walk(client, team, who, scope):
