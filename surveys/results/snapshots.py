@@ -157,11 +157,28 @@ def read(
     return snapshot
 
 
+#: How many times :func:`read_now` reads the tallies again while submissions keep landing between
+#: its reads of the hourly counts.
+CONSISTENT_READS = 3
+
+
 def read_now(survey: Survey, randomizations: list[Randomization], version: int) -> Snapshot:
-    """The tallies and hourly counts read now, as a pending snapshot labelled ``version``."""
-    read = tallies.read_tallies(randomizations)
-    digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
+    """The tallies and hourly counts read now, as a pending snapshot labelled ``version``.
+
+    The tallies are read between two reads of the hourly counts, again (up to CONSISTENT_READS times)
+    until the two agree: every submission adds to both in one statement, so equal counts before and
+    after mean the tallies hold exactly the responses the page counts (otherwise a submission landing
+    between the reads showed "53 responses" above a card of n = 52 until the next snapshot). If
+    submissions never pause, the last read's counts are kept, a few responses ahead of the tallies.
+    """
     hourly = tallies.hourly_counts(survey)
+    for _ in range(CONSISTENT_READS):
+        read = tallies.read_tallies(randomizations)
+        after = tallies.hourly_counts(survey)
+        if after == hourly:
+            break
+        hourly = after
+    digests = {pk: tallies.tally_digest(t) for pk, t in read.items()}
     return Snapshot(survey.pk, version, time.time(), digests, hourly, current=version, pending=True, loaded=read)
 
 

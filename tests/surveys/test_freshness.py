@@ -197,3 +197,26 @@ def test_a_snapshot_whose_tallies_left_the_cache_is_read_again_and_shared(organi
         page = organizer_client.get(url)  # another page: drawn from the tallies, read again
     assert len(tally_reads(queries)) == 1 and signature(page) == signature(before)
     assert cache.get(head.tallies_key) is not None
+
+
+def test_a_submission_landing_between_the_reads_leaves_the_snapshot_consistent(answered, client, monkeypatch):
+    # The tallies are read, then a submission lands before the hourly counts are read (as CI once saw:
+    # "53 responses" above a card of n = 52): the snapshot reads the tallies again, so its response
+    # count and every question's n agree.
+    from surveys.responding import tallies
+
+    read_tallies, landed = tallies.read_tallies, []
+
+    def then_a_submission(randomizations):
+        read = read_tallies(randomizations)
+        if not landed:
+            landed.append(post(client, answered, submission_body(answered)).status_code)
+        return read
+
+    monkeypatch.setattr(tallies, "read_tallies", then_a_submission)
+    randomizations = [question.current_randomization() for question in answered.questions.all()]
+    snapshot = snapshots.read_now(answered, randomizations, 0)
+    assert landed == [201]
+    # The fixture's 1200 submissions each answered one question (400 a question); the landed one all three.
+    assert sum(count for _hour, count in snapshot.hourly) == 1201
+    assert {tally.n for tally in snapshot.tallies.values()} == {401}
