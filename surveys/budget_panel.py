@@ -187,9 +187,10 @@ def sampling_offer(result: Panel) -> SamplingOffer | None:
         and hasattr(row.cost, "mechanism")
         and poolable(row.question, result.questions)
     ]
-    if len(rows) < MIN_POOL:
+    if len(rows) < MIN_POOL or Report.objects.filter(question__survey=result.survey).exists():
         return None
     q, pooled = len(rows), {row.question.pk for row in rows}
+    now = max(float(row.relative_half_width or 0) for row in rows)
     units = units_of(result.survey, result.questions, result.frozen)
     number = {question.pk: index for index, question in enumerate(result.questions, start=1)}
     widths: dict[Any, float | None] = {}
@@ -210,10 +211,7 @@ def sampling_offer(result: Panel) -> SamplingOffer | None:
             continue
         widest = max(width for width in sampled if width is not None)
         if best is None or widest < best.sampled:
-            now = max(float(row.relative_half_width or 0) for row in rows)
             best = SamplingOffer(tuple(sorted(number[key] for key in pooled)), m, now, widest)
-    if best is not None and Report.objects.filter(question__survey=result.survey).exists():
-        return None
     return best
 
 

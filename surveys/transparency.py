@@ -34,13 +34,17 @@ def spec_entry(question: Question, randomization: Randomization, survey: Survey 
     """One question's entry as the answer page sends it to the browser (with its memo block in a
     recurring survey: :func:`surveys.series.rounds.memo_block`; with the option a skip sends, when it
     offers "Prefer not to say": :func:`surveys.kinds.skip_index`)."""
-    entry: dict[str, Any] = {
-        "question": question.pk,
-        "version": randomization.version,
-        "spec": randomization.build_mechanism().client_spec(),
-    }
-    memo = memo_block(survey, question, entry["spec"], randomization.memo_gamma) if survey is not None else None
-    skip = skip_index(question)
+    spec = randomization.build_mechanism().client_spec()
+    memo = memo_block(survey, question, spec, randomization.memo_gamma) if survey is not None else None
+    return entry_of(question.pk, randomization.version, spec, memo, skip_index(question))
+
+
+def entry_of(
+    question: int, version: int, spec: dict[str, Any], memo: dict[str, Any] | None, skip: int | None
+) -> dict[str, Any]:
+    """A spec entry as the digest reads it: ``memo`` and ``skip`` only when there are some (the answer
+    page's entries and :func:`spec_entry`'s must be the same dicts, or the digests would differ)."""
+    entry: dict[str, Any] = {"question": question, "version": version, "spec": spec}
     return entry | ({"memo": memo} if memo else {}) | ({"skip": skip} if skip is not None else {})
 
 

@@ -39,7 +39,7 @@ from surveys.responding.submissions import (
 from surveys.responding.writes import do_submit
 from surveys.sampling import pool_of
 from surveys.series import rounds
-from surveys.transparency import spec_digest
+from surveys.transparency import entry_of, spec_digest
 
 RESPONDED_COOKIE = "murmur-responded-{pk}"
 RESPONDED_SALT = "murmur.responded"
@@ -167,12 +167,7 @@ def specs_context(survey: Survey, items: list[AnswerItem]) -> dict[str, Any]:
     # A declared pair's questions are sent as the pair: no spec, memo or budget of their own.
     items = grouped([with_memo(survey, i) if i.pair is None else i for i in items])
     sent = [i for i in items if i.pair is None and i.randomized]
-    specs = [
-        {"question": i.question.pk, "version": i.version, "spec": i.spec}
-        | ({"memo": i.memo} if i.memo else {})
-        | ({"skip": i.skip} if i.skip is not None else {})
-        for i in sent
-    ]
+    specs = [entry_of(i.question.pk, i.version, i.spec, i.memo, i.skip) for i in sent]
     # Of a sampled pool only the m questions really answered spend (surveys.sampling); the browser
     # draws them from the same block its promise check counts with (static/ldp/sampling.js).
     pool = pool_of(survey, [i.question.pk for i in sent])
