@@ -50,6 +50,7 @@ TEXT = {
 
 
 def axe_violations(page) -> list[str]:
+    page.wait_for_load_state("load")
     page.evaluate(AXE.read_text())
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
     return [
