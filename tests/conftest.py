@@ -7,6 +7,12 @@ from django.utils import translation
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+# One BLAS thread per test process: pytest-xdist already runs one worker per core, and a second BLAS
+# thread in each would only contend for the same two cores (set before numpy is first imported:
+# nothing imported above loads it).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
 # Hypothesis depths: "dev" for make test, "ci" for make test-all and CI (HYPOTHESIS_PROFILE picks).
 # Every run is derandomized, so a failure reproduces; no example database is written.
 _HYPOTHESIS = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck)}

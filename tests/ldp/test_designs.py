@@ -220,15 +220,21 @@ def test_the_moment_estimator_and_its_variance_are_the_literatures(design, estim
 
 
 def direct_maximum_likelihood(channel, counts):
-    """argmax over the simplex of sum_y c_y ln (M^T pi)_y, by SLSQP on the softmax-free simplex."""
+    """argmax over the simplex of sum_y c_y ln (M^T pi)_y, by SLSQP on the softmax-free simplex, with the
+    exact gradient -M (c / M^T pi) (finite differences stop about 1e-6 short of the optimum, and where
+    depends on the BLAS's rounding)."""
     k = channel.shape[0]
 
     def negative(pi):
         return -np.sum(counts * np.log(np.maximum(channel.T @ pi, 1e-300)))
 
+    def gradient(pi):
+        return -channel @ (counts / np.maximum(channel.T @ pi, 1e-300))
+
     result = optimize.minimize(
         negative,
         np.full(k, 1 / k),
+        jac=gradient,
         method="SLSQP",
         bounds=[(0, 1)] * k,
         constraints=[{"type": "eq", "fun": lambda pi: pi.sum() - 1}],
