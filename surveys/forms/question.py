@@ -308,7 +308,11 @@ class QuestionForm(forms.Form):
         recurring = self.survey.series_id is not None
         data["cost"] = cost_of(built, self.respondents, data.get("unit", ""), advice, recurring)
         try:
-            data["adaptive_percent"] = adaptive.clean_adaptive(kind, data, self.survey.expected_respondents, recurring)
+            data["adaptive_percent"] = (
+                self.question.adaptive_percent  # frozen with the reports, whatever the survey's settings now
+                if self.frozen and self.question is not None
+                else adaptive.clean_adaptive(kind, data, self.survey.expected_respondents, recurring)
+            )
         except KindError as error:
             self.add_error(error.field, error.message)
             return data

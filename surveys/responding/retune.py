@@ -49,7 +49,8 @@ def run_retune(job: Any, progress: Any) -> dict[str, Any]:
 @transaction.atomic
 def retune_question(question_id: int) -> dict[str, Any]:
     """Decide a two-phase question's design for the respondents still to come, exactly once."""
-    question = Question.objects.select_for_update().select_related("survey").filter(pk=question_id).first()
+    # The question's row only: submissions take the survey's, and a job holding it would deadlock them.
+    question = Question.objects.select_for_update(of=("self",)).select_related("survey").filter(pk=question_id).first()
     if question is None or not adaptive.pending(question):
         return {"decided": "before"}
     first = question.current_randomization()

@@ -21,6 +21,7 @@ from django.utils import translation
 from ldp.adaptive import design_candidates
 from surveys import actions
 from surveys.forms.question import QuestionForm
+from surveys.jobs.records import Job
 from surveys.kinds import adaptive
 from surveys.models import Question, Randomization, Report
 from surveys.responding import retune
@@ -269,3 +270,49 @@ def test_the_transparency_page_and_the_ledger_state_it_in_both_languages(organiz
         assert receipt and receipt != adaptive.receipt_words(
             Question(adaptive_percent=15), Randomization(version=1, epsilon=1.0)
         )
+
+
+def test_a_re_tuned_question_may_still_be_reworded_and_keeps_its_design(organizer):
+    from surveys.forms.question import form_data
+
+    survey, question = two_phase_survey(organizer)
+    phase_one(question)
+    retune.retune_question(question.pk)
+    question.refresh_from_db()
+    survey.expected_respondents = 50  # what the builder would now refuse for a new two-phase question
+    survey.save(update_fields=["expected_respondents"])
+    question.survey.refresh_from_db()
+    form = QuestionForm({**form_data(question, EPSILON), "text": "Which one?"}, survey=survey, question=question)
+    assert form.is_valid(), form.errors
+    assert (form.cleaned_data["mechanism"], form.cleaned_data["adaptive_percent"]) == ("subset", PERCENT)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_submissions_across_the_threshold_re_tune_exactly_once(organizer, settings):
+    if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith("file:memorydb"):
+        pytest.skip("in-memory SQLite shares one connection between threads; PostgreSQL runs this")
+    settings.RATE_LIMITS_ENABLED = False
+    survey, question = two_phase_survey(organizer, allow_repeat_responses=True)
+    store_reports(question, [0] * 290, seed=101)  # everyone chooses one option: re-tuning switches
+    first = question.current_randomization()
+    payloads = [submission_items(survey, question, first, 0, 30 + i) for i in range(24)]
+    statuses = []
+
+    def send(chunk):
+        client = Client()
+        try:
+            statuses.extend(post(client, survey, payload).status_code for payload in chunk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(payloads[i::8],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [201] * 24  # version 1 is still accepted after the switch
+    outcomes = list(Job.objects.filter(task="retune").values_list("status", "result"))
+    assert all(status == "done" for status, _ in outcomes)
+    assert sum("after" in result for _, result in outcomes) == 1
+    assert Randomization.objects.filter(question=question, retuned_after__isnull=False).count() == 1
+    assert stored_tally(first).n == 314
