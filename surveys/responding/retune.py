@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Max
 
@@ -34,10 +35,24 @@ def after_submit(survey: Survey, reports: Iterable[ParsedReport]) -> None:
     waiting = [r.question for r in reports if adaptive.pending(r.question) and r.randomization.retuned_after is None]
     if not waiting:
         return
+    # The reports' questions may be a process's cached copies from before the decision: the mark
+    # the job leaves in the shared cache spares them a job each meanwhile.
+    decided = cache.get_many([decided_key(q.pk) for q in waiting])
+    waiting = [q for q in waiting if decided_key(q.pk) not in decided]
+    if not waiting:
+        return
     submissions = survey_version(survey)
     for question in waiting:
         if submissions >= adaptive.phase_one_size(question.adaptive_percent or 0, survey.expected_respondents):
             queue.enqueue("retune", survey, key=f"retune:{question.pk}", params={"question": question.pk})
+
+
+#: How long the shared cache remembers a decision (longer than any process caches the questions).
+DECIDED_SECONDS = 24 * 3600
+
+
+def decided_key(question_id: int) -> str:
+    return f"murmur:retuned:{question_id}"
 
 
 def run_retune(job: Any, progress: Any) -> dict[str, Any]:
@@ -52,6 +67,7 @@ def retune_question(question_id: int) -> dict[str, Any]:
     # The question's row only: submissions take the survey's, and a job holding it would deadlock them.
     question = Question.objects.select_for_update(of=("self",)).select_related("survey").filter(pk=question_id).first()
     if question is None or not adaptive.pending(question):
+        transaction.on_commit(lambda: cache.set(decided_key(question_id), True, DECIDED_SECONDS))
         return {"decided": "before"}
     first = question.current_randomization()
     if first is None or first.retuned_after is not None:
@@ -77,4 +93,5 @@ def retune_question(question_id: int) -> dict[str, Any]:
         question.mechanism, question.mechanism_params = mechanism, params
         fields += ["mechanism", "mechanism_params"]
     question.save(update_fields=fields)
+    transaction.on_commit(lambda: cache.set(decided_key(question_id), True, DECIDED_SECONDS))
     return {"after": tally.n, "mechanism": question.mechanism, "params": question.mechanism_params}

@@ -188,14 +188,17 @@ def post(client, survey, payload):
     return client.post(reverse("submit", args=[survey.slug]), json.dumps(payload), content_type="application/json")
 
 
-def test_the_submission_that_reaches_the_threshold_queues_the_re_tune_and_new_pages_get_the_new_spec(organizer):
+def test_the_submission_that_reaches_the_threshold_queues_the_re_tune_and_new_pages_get_the_new_spec(
+    organizer, django_capture_on_commit_callbacks
+):
     survey, question = two_phase_survey(organizer, allow_repeat_responses=True)
     store_reports(question, answers(299, 1), seed=9)
     first = question.current_randomization()
     client = Client()
     served = client.get(reverse("respond", args=[survey.slug])).content.decode()
     assert '"version": 1' in served or '"version":1' in served
-    response = post(client, survey, submission_items(survey, question, first, 0, 1))
+    with django_capture_on_commit_callbacks(execute=True):  # the job's "decided" mark, set on commit
+        response = post(client, survey, submission_items(survey, question, first, 0, 1))
     assert response.status_code == 201
     receipt = response.json()["receipt"][0]
     assert "version 1" in receipt["design"] and "ε = 1" in receipt["design"]
@@ -213,6 +216,7 @@ def test_the_submission_that_reaches_the_threshold_queues_the_re_tune_and_new_pa
     receipt = post(client, survey, submission_items(survey, question, second, 1, 5)).json()["receipt"][0]
     assert "version 2" in receipt["design"] and "after 300" in receipt["design"]
     assert Randomization.objects.filter(question=question).count() == 2
+    assert Job.objects.filter(task="retune").count() == 1  # later submissions queue nothing more
 
 
 def test_a_survey_that_switches_mid_way_pools_both_versions_and_its_bands_cover(organizer):
