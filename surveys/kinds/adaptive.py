@@ -247,3 +247,19 @@ def transparency_words(question: Question, versions: Sequence[Randomization]) ->
     else:
         status = _("It has not been re-tuned yet.")
     return f"{rule} {status}"
+
+
+def builder_words(question: Question, expected: int) -> str:
+    """What the builder's question card says of a two-phase design (empty: not two-phase)."""
+    if question.adaptive_percent is None:
+        return ""
+    if question.retuned_after is not None:
+        return _("Re-tuned after %(n)s reports; it now uses %(design)s.") % {
+            "n": question.retuned_after,
+            "design": str(Question.MechanismName(question.mechanism).label),
+        }
+    return _("Re-tunes once after %(count)s reports (%(percent)s %% of %(expected)s expected respondents).") % {
+        "count": phase_one_size(question.adaptive_percent, expected),
+        "percent": question.adaptive_percent,
+        "expected": expected,
+    }

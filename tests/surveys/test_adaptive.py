@@ -289,6 +289,18 @@ def test_a_re_tuned_question_may_still_be_reworded_and_keeps_its_design(organize
     form = QuestionForm({**form_data(question, EPSILON), "text": "Which one?"}, survey=survey, question=question)
     assert form.is_valid(), form.errors
     assert (form.cleaned_data["mechanism"], form.cleaned_data["adaptive_percent"]) == ("subset", PERCENT)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "Re-tuned after 300 reports; it now uses Subset selection." in page
+
+
+def test_the_builder_card_says_when_a_question_will_re_tune(organizer):
+    survey, question = two_phase_survey(organizer)
+    client = Client()
+    client.force_login(organizer)
+    page = client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "Re-tunes once after 300 reports (15 % of 2000 expected respondents)." in page
 
 
 @pytest.mark.django_db(transaction=True)
