@@ -332,3 +332,39 @@ def test_concurrent_submissions_across_the_threshold_re_tune_exactly_once(organi
     assert sum("after" in result for _, result in outcomes) == 1
     assert Randomization.objects.filter(question=question, retuned_after__isnull=False).count() == 1
     assert stored_tally(first).n == 314
+
+
+def test_the_pooled_bands_cover_each_option_about_95_percent_of_the_time():
+    """600 surveys that switch from k-RR (300 reports) to subset selection of 3 (1,700): each option's
+    pooled 95 % band, unbiased and consistent, holds the truth in 95 % of them within 4 binomial
+    standard errors (sqrt(0.95 x 0.05 / 600) = 0.0089); the joint bands hold all options at once at
+    least 95 % of the time less the same; every consistent point lies in its band."""
+    from ldp import make_mechanism
+    from ldp.tally import Tally
+
+    first, second = (
+        make_mechanism("krr", k=K, epsilon=EPSILON),
+        make_mechanism("subset", k=K, epsilon=EPSILON, subset_size=3),
+    )
+    sizes = (300, EXPECTED - 300)
+    counts = [np.round(TRUTH * n).astype(int) for n in sizes]
+    for c, n in zip(counts, sizes, strict=True):
+        c[0] += n - c.sum()
+    truth = sum(counts) / EXPECTED
+    repetitions, rng = 600, np.random.default_rng(29)
+    one, two = (m.sample_tallies(c, repetitions, rng=rng) for m, c in zip((first, second), counts, strict=True))
+    covered = {"unbiased": np.zeros(K), "consistent": np.zeros(K)}
+    jointly = 0
+    for row_one, row_two in zip(one, two, strict=True):
+        estimates = adaptive.pooled_estimates([(first, Tally(sizes[0], row_one)), (second, Tally(sizes[1], row_two))])
+        for name in covered:
+            low, high = getattr(estimates, name).confidence_interval(0.95)
+            covered[name] += (low <= truth) & (high >= truth)
+        low, high = estimates.consistent.confidence_interval(0.95)
+        point = estimates.consistent.proportions
+        assert np.all((low <= point + 1e-12) & (point <= high + 1e-12))
+        jointly += bool(np.all((estimates.joint.low <= truth) & (estimates.joint.high >= truth)))
+    tolerance = 4 * np.sqrt(0.95 * 0.05 / repetitions)
+    for name, hits in covered.items():
+        assert np.all(np.abs(hits / repetitions - 0.95) <= tolerance), (name, hits / repetitions)
+    assert jointly / repetitions >= 0.95 - tolerance
