@@ -32,6 +32,8 @@ def after_submit(survey: Survey, reports: Iterable[ParsedReport]) -> None:
     its threshold. Costs nothing for a survey without one waiting (the reports' questions are in
     hand); else one read of the survey's submission count, an upper bound of a version's reports
     (the job checks the tally itself)."""
+    if survey.series_id is not None:  # a recurring survey keeps one design across rounds
+        return
     waiting = [r.question for r in reports if adaptive.pending(r.question) and r.randomization.retuned_after is None]
     if not waiting:
         return
@@ -63,10 +65,12 @@ def run_retune(job: Any, progress: Any) -> dict[str, Any]:
 
 @transaction.atomic
 def retune_question(question_id: int) -> dict[str, Any]:
-    """Decide a two-phase question's design for the respondents still to come, exactly once."""
+    """Decide a two-phase question's design for the respondents still to come, exactly once (never in a
+    recurring survey, which the builder refuses and a survey made recurring later must not break:
+    its rounds' memoized answers assume one design)."""
     # The question's row only: submissions take the survey's, and a job holding it would deadlock them.
     question = Question.objects.select_for_update(of=("self",)).select_related("survey").filter(pk=question_id).first()
-    if question is None or not adaptive.pending(question):
+    if question is None or not adaptive.pending(question) or question.survey.series_id is not None:
         transaction.on_commit(lambda: cache.set(decided_key(question_id), True, DECIDED_SECONDS))
         return {"decided": "before"}
     first = question.current_randomization()

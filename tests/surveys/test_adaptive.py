@@ -368,3 +368,13 @@ def test_the_pooled_bands_cover_each_option_about_95_percent_of_the_time():
     for name, hits in covered.items():
         assert np.all(np.abs(hits / repetitions - 0.95) <= tolerance), (name, hits / repetitions)
     assert jointly / repetitions >= 0.95 - tolerance
+
+
+def test_a_survey_made_recurring_later_never_re_tunes(organizer):
+    from surveys.series.rounds import do_make_recurring
+
+    survey, question = two_phase_survey(organizer)
+    do_make_recurring(survey, "weekly")
+    phase_one(question)
+    assert retune.retune_question(question.pk) == {"decided": "before"}
+    assert not Randomization.objects.filter(question=question, retuned_after__isnull=False).exists()
