@@ -136,12 +136,21 @@ def store_reports_as(question, randomization, reports):
 
 
 def test_every_design_the_app_can_switch_to_is_one_ldp_tests_exactly():
-    """tests/ldp/test_adaptive.py checks every design of design_candidates(k, epsilon) exactly; the app
-    starts from and switches to those only."""
+    """tests/ldp/test_adaptive.py checks every design of design_candidates(k, epsilon) exactly (at
+    k = 5; OLH in tests/ldp/test_privacy_exact.py); the app starts from and switches to those only,
+    and here every one at k = 3 and 10 is enumerated again: max over reports and answer pairs of
+    ln P[y | v] / P[y | v'] is epsilon."""
     rng = np.random.default_rng(3)
     for k, epsilon in [(3, 0.5), (10, 1.0), (20, 2.0)]:
-        tested = {(m.name, json.dumps(m.params(), sort_keys=True)) for m in design_candidates(k, epsilon)}
+        candidates = design_candidates(k, epsilon)
+        tested = {(m.name, json.dumps(m.params(), sort_keys=True)) for m in candidates}
         assert adaptive.adaptive_mechanisms() == {name for name, _ in tested}
+        for candidate in candidates:
+            if k <= 10 and hasattr(candidate, "report_probabilities") and candidate.name != "olh":
+                p = candidate.report_probabilities()
+                assert np.log(p.max(axis=0) / p.min(axis=0)).max() == pytest.approx(epsilon, abs=1e-9)
+            else:
+                assert candidate.worst_case_log_ratio() == pytest.approx(epsilon)
         for shares in (np.full(k, 1 / k), rng.dirichlet(np.full(k, 0.3))):
             first = Randomization(mechanism="krr", k=k, epsilon=epsilon, params={})
             mechanism = first.build_mechanism()
