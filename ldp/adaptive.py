@@ -92,6 +92,7 @@ __all__ = [
     "focus_candidates",
     "joint_shares",
     "retune",
+    "retune_from_tally",
 ]
 
 
@@ -160,6 +161,7 @@ def retune(
     evenness_p: float | None = None,
     focus: bool = False,
     phase_one_variances: ArrayLikeShares | None = None,
+    current: Mechanism | None = None,
 ) -> Design:
     """The design for the respondents still to come, chosen from the phase-1 estimate alone.
 
@@ -176,16 +178,18 @@ def retune(
     ``phase_one_variances`` (each option's variance of the phase-1 estimate, V_1 f_hat / n_1),
     the error phase 1's reports alone leave them, when given; else by their phase-1 shares (an
     optimistic bound that assumes phase 1 named the right options: measured in
-    docs/experiments/adaptive.md, it loses). Nothing here reads a phase-2 respondent's
-    answer: the design is fixed before they answer.
+    docs/experiments/adaptive.md, it loses). ``current`` is the design to keep unless another
+    wins (by default the advisor's). Nothing here reads a phase-2 respondent's answer: the design
+    is fixed before they answer.
 
     >>> design = retune(np.r_[0.9, np.full(9, 0.1 / 9)], 10, 1.0, 1000)
     >>> design.mechanism, design.params, round(design.expected_largest_error, 3)
     ('subset', {'subset_size': 3}, 0.102)
     """
     shares = project_onto_simplex(np.asarray(phase_one, dtype=float))
-    best = recommend(k, epsilon, n_remaining).best
-    current = make_mechanism(best.mechanism, k=k, epsilon=epsilon, **best.params)
+    if current is None:
+        best = recommend(k, epsilon, n_remaining).best
+        current = make_mechanism(best.mechanism, k=k, epsilon=epsilon, **best.params)
     chosen, risk = current, _risk(current, shares, n_remaining)
     if evenness_p is not None and evenness_p > EVEN_TEST_LEVEL:
         return Design(current.name, current.params(), risk)
@@ -197,6 +201,28 @@ def retune(
             chosen = candidate
     final = _risk(chosen, shares, n_remaining, bound)
     return Design(chosen.name, chosen.params(), final)
+
+
+def retune_from_tally(mechanism: Mechanism, tally: Any, n_remaining: int, *, margin: float = MARGIN) -> Design:
+    """:func:`retune` as a live survey runs it: from phase 1's tally alone (``mechanism``'s reports).
+
+    The phase-1 estimate is the tally's "auto" consistent estimate and ``evenness_p`` its chi-square
+    test of evenly spread answers; ``mechanism`` itself is the design to keep unless a candidate of
+    :func:`design_candidates` is expected to err less by ``margin``. The tally holds randomized
+    reports only, so the choice is post-processing of other respondents' epsilon-LDP outputs.
+
+    >>> from ldp import make_mechanism
+    >>> from ldp.tally import Tally
+    >>> krr = make_mechanism("krr", k=3, epsilon=1.0)
+    >>> retune_from_tally(krr, Tally(100, np.array([40, 30, 30])), 900).mechanism
+    'krr'
+    """
+    unbiased = mechanism.estimate(tally).proportions
+    p_value = evenness_p_value(unbiased, tally.n, *mechanism.even_test)
+    shares = mechanism.consistent_estimate(tally, "auto").proportions
+    return retune(
+        shares, mechanism.k, mechanism.epsilon, n_remaining, margin=margin, evenness_p=p_value, current=mechanism
+    )
 
 
 @dataclass(frozen=True)

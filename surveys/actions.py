@@ -167,6 +167,7 @@ def _assign(question: Question, cleaned: dict[str, Any]) -> None:
 #: Fields of number, rating and choice questions (:mod:`surveys.kinds`); what an absent value is stored as.
 KIND_FIELDS = (
     "prefer_not_to_say",
+    "adaptive_percent",
     "bins",
     "range_low",
     "range_high",
@@ -337,6 +338,7 @@ def copy_questions(source: Survey, target: Survey, series_question: Any) -> list
         question.survey = target
         question.series_question = key
         question.pair_first = question.pair_second = None
+        question.retuned_after = None  # a two-phase design re-tunes afresh on the copy's own reports
         questions.append(question)
     Question.objects.bulk_create(questions)
     stamps.changed(target.pk)  # bulk_create sends no signal

@@ -338,6 +338,13 @@ class Question(models.Model):
     # Choice questions (surveys.kinds: the kinds that offer it): the last option is a "Prefer not to
     # say" that Murmur adds, randomized like any other; a skip sends its report (ldp.branching).
     prefer_not_to_say = models.BooleanField(_("offers “Prefer not to say”"), default=False)
+    # Two-phase design (surveys.kinds.adaptive): after this per cent of the survey's expected
+    # respondents have reported, a job re-tunes the randomization from their reports (a new version);
+    # empty: one design throughout. ``retuned_after``: the phase-1 reports the job decided on.
+    adaptive_percent = models.PositiveSmallIntegerField(
+        _("re-tune after this per cent of respondents"), null=True, blank=True
+    )
+    retuned_after = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["position", "id"]

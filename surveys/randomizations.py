@@ -72,11 +72,20 @@ class Randomization(models.Model):
     survey becomes recurring), sent in the memo block, never changed, so a later default cannot
     reinterpret a round's reports. None: not memoized."""
     retired = models.BooleanField(default=False)
+    retuned_after = models.PositiveIntegerField(null=True, blank=True)
+    """Set on the version a two-phase design's re-tune chose (``surveys.kinds.adaptive``): the number
+    of phase-1 reports it was chosen from. The version before it stays in force for respondents
+    whose page carried it, and both are estimated together. None: not a re-tuned version."""
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["question", "version"]
-        constraints = [models.UniqueConstraint(fields=["question", "version"], name="unique_randomization_version")]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "version"], name="unique_randomization_version"),
+            models.UniqueConstraint(
+                fields=["question"], condition=models.Q(retuned_after__isnull=False), name="one_retune_per_question"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.question} v{self.version}"

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from ldp import registry
 from ldp.branching import fill_kind
-from surveys.kinds import skip_index
+from surveys.kinds import adaptive, skip_index
 from surveys.models import Question, Randomization, Survey
 from surveys.responding.submissions import randomizations_in_force
 from surveys.series.rounds import memo_block
@@ -102,6 +102,8 @@ class VersionRow:
     in_force: bool
     retired: bool
     created_hour: datetime
+    retuned_after: int | None = None
+    """Chosen by a two-phase design's re-tune after this many reports (:mod:`surveys.kinds.adaptive`)."""
 
     @property
     def params_json(self) -> str:
@@ -121,6 +123,8 @@ class QuestionRecord:
     versions: list[VersionRow]
     direct: bool = False
     """Asked directly (:func:`ldp.registry.randomized` is False): not randomized, no spec is sent."""
+    design_words: str = ""
+    """A two-phase design in words (:func:`surveys.kinds.adaptive.transparency_words`)."""
 
 
 @dataclass(frozen=True)
@@ -156,8 +160,12 @@ def survey_record(survey: Survey) -> SurveyRecord:
                 in_force=current is not None and r.pk == current.pk,
                 retired=r.retired,
                 created_hour=created_hour(r.created_at),
+                retuned_after=r.retuned_after,
             )
             for r in history.get(question.pk, [])
         ]
-        records.append(QuestionRecord(question=question, current=entry, versions=versions, direct=direct))
+        words = adaptive.transparency_words(question, history.get(question.pk, []))
+        records.append(
+            QuestionRecord(question=question, current=entry, versions=versions, direct=direct, design_words=words)
+        )
     return SurveyRecord(questions=records, entries=entries)

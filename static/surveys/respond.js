@@ -520,7 +520,7 @@ function showError(box, message) {
  * the respondent (``chance``), and the exact report as sent and as stored, folded away.
  * @param {HTMLFormElement} form
  * @param {{question: number, report: object}[]} sent
- * @param {{question: number, text: string, stored: object, summary: string, chance: string}[]} receipt
+ * @param {{question: number, text: string, stored: object, summary: string, chance: string, design?: string}[]} receipt
  */
 function showReceipt(form, sent, receipt) {
   form.querySelectorAll("input[type=radio], input[type=checkbox]").forEach((box) => {
@@ -547,6 +547,14 @@ function showReceipt(form, sent, receipt) {
       chance.className = "hint";
       chance.textContent = item.chance;
       entry.append(chance);
+    }
+    if (item.design) {
+      // A two-phase question: which version this respondent got, and how it was chosen.
+      const design = document.createElement("p");
+      design.className = "hint";
+      design.dataset.design = "";
+      design.textContent = item.design;
+      entry.append(design);
     }
     const details = document.createElement("details");
     const label = document.createElement("summary");

@@ -15,6 +15,8 @@ from surveys import budget as plans
 from surveys.forms import interpolate_lazy
 from surveys.kinds import (
     KindError,
+    adaptive,
+    adaptive_kinds,
     advise,
     build_randomization,
     cost_of,
@@ -181,6 +183,8 @@ class QuestionForm(forms.Form):
         "rating_estimate",
         "max_choices",
         "prefer_not_to_say",
+        "adaptive",
+        "adaptive_percent",
         *DESIGN_FIELDS,
     )
 
@@ -207,6 +211,8 @@ class QuestionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields.update(design_fields())  # the randomized-response designs' parameters (surveys.kinds.designs)
         self.fields["prefer_not_to_say"] = copy.deepcopy(PREFER_NOT_FIELD)  # choice kinds (surveys.kinds.choice)
+        self.fields["adaptive"] = copy.deepcopy(adaptive.ADAPTIVE_FIELD)  # two-phase designs (surveys.kinds.adaptive)
+        self.fields["adaptive_percent"] = copy.deepcopy(adaptive.PERCENT_FIELD)
         explain_automatic(self, survey)
         self.frozen = question is not None and question.randomization_frozen()
         # Matrix items and declared pairs are made by their own forms and keep their kind; no other
@@ -223,6 +229,11 @@ class QuestionForm(forms.Form):
             for name in self.RANDOMIZATION_FIELDS:
                 self.fields[name].required = False
                 self.fields[name].widget.attrs["disabled"] = True
+
+    @property
+    def adaptive_kinds(self) -> str:
+        """The kinds for which the template shows the two-phase design's fields (``data-kinds``)."""
+        return adaptive_kinds()
 
     @property
     def prefer_not_kinds(self) -> str:
@@ -296,6 +307,15 @@ class QuestionForm(forms.Form):
         advice = self._advice(data)
         recurring = self.survey.series_id is not None
         data["cost"] = cost_of(built, self.respondents, data.get("unit", ""), advice, recurring)
+        try:
+            data["adaptive_percent"] = (
+                self.question.adaptive_percent  # frozen with the reports, whatever the survey's settings now
+                if self.frozen and self.question is not None
+                else adaptive.clean_adaptive(kind, data, self.survey.expected_respondents, recurring)
+            )
+        except KindError as error:
+            self.add_error(error.field, error.message)
+            return data
         self._check_frozen(data)
         self._check_pair(data)
         return data
@@ -477,6 +497,8 @@ def initial_from_question(question: Question) -> dict[str, Any]:
         "kind": question.kind,
         "options_text": "\n".join(question.written_options),
         "prefer_not_to_say": question.prefer_not_to_say,
+        "adaptive": question.adaptive_percent is not None,
+        "adaptive_percent": question.adaptive_percent or adaptive.DEFAULT_PERCENT,
         "candidates_text": "\n".join(question.candidates),
         "epsilon": question.epsilon,
         "budget": "plan" if question.planned_epsilon else "fixed",

@@ -22,6 +22,7 @@ TASKS: dict[str, str] = {
     "refresh_results": "surveys.results.refresh.run_refresh",
     "count_pairs": "surveys.results.pair_counts.run_count_pairs",
     "deliver_webhooks": "surveys.webhooks.run_deliver_webhooks",
+    "retune": "surveys.responding.retune.run_retune",
 }
 
 

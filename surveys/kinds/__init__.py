@@ -101,6 +101,7 @@ __all__ = [
     "cached_text_query",
     "clean_candidates",
     "clean_option_lines",
+    "adaptive_kinds",
     "advise",
     "build_randomization",
     "cost_of",
@@ -131,10 +132,11 @@ KINDS: dict[str, QuestionKind] = {
     Question.Kind.SINGLE_CHOICE: ChoiceKind(
         "single",
         *_templates("choice"),
-        frozen_fields=("prefer_not_to_say",),
+        frozen_fields=("prefer_not_to_say", "adaptive", "adaptive_percent"),
         condition_operators=("in",),
         shuffles_options=True,
         offers_prefer_not_to_say=True,
+        adapts=True,
     ),
     Question.Kind.YES_NO: YesNoKind(
         "yes_no",
@@ -202,6 +204,11 @@ def skip_index(question: Question) -> int | None:
     """The option a shown question left empty sends (:meth:`~surveys.kinds.base.QuestionKind.skip_index`):
     the answer page's spec entry carries it as ``skip``; None: the family's fill answer."""
     return KINDS[question.kind].skip_index(question)
+
+
+def adaptive_kinds() -> str:
+    """The kinds whose builder offers a two-phase design, space-separated (the form's ``data-kinds``)."""
+    return " ".join(name for name, kind in KINDS.items() if kind.adapts)
 
 
 def prefer_not_kinds() -> str:

@@ -278,6 +278,9 @@ class QuestionKind:
     offers_prefer_not_to_say: bool = False
     """The builder may add a last option, "Prefer not to say", randomized like the others, whose report
     a skip sends (:meth:`skip_index`)."""
+    adapts: bool = False
+    """The builder may give it a two-phase design, re-tuned after the first respondents
+    (:mod:`surveys.kinds.adaptive`)."""
 
     def mechanisms(self, estimate: str | None = None) -> tuple[str, ...]:
         """The mechanisms a question of this kind may use (for one estimate family, if given)."""

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ldp.registry import NOT_RANDOMIZED
+from surveys.kinds import adaptive
 from surveys.kinds.base import KindError, QuestionKind, clean_option_lines
 from surveys.models import MAX_OPTIONS, Question
 
@@ -57,6 +58,11 @@ class ChoiceKind(QuestionKind):
     def written_options(self, data: dict[str, Any], question: Question | None) -> list[str]:
         """The options the organizer wrote (the builder's option lines)."""
         return clean_option_lines(data.get("options_text") or [])
+
+    def builder_facts(self, question: Question, n: int) -> dict[str, Any]:
+        """A two-phase design's state in words (:func:`surveys.kinds.adaptive.builder_words`)."""
+        words = adaptive.builder_words(question, n)
+        return {"adaptive": words} if words else {}
 
 
 class YesNoKind(ChoiceKind):

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.utils import translation
 
-from surveys.kinds import summary_of
+from surveys.kinds import adaptive, summary_of
 from surveys.responding import memo
 from surveys.responding.submissions import ParsedReport
 
@@ -52,6 +52,7 @@ def receipt_rows(reports: Iterable[ParsedReport], version: int | None = None) ->
                 "stored": stored,
                 "summary": described,
                 "chance": chance,
+                "design": adaptive.receipt_words(r.question, r.randomization),
             }
         )
     return rows

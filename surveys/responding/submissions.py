@@ -24,7 +24,7 @@ import json
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core import signing
@@ -178,7 +178,7 @@ def parse_items(items: list[Any], in_force: InForce, complete: bool = True) -> l
         parsed: list[ParsedReport] = []
         seen: set[int] = set()
         for position, item in enumerate(items, start=1):
-            parsed.append(_parse_item(item, position, in_force.by_question, seen))
+            parsed.append(_parse_item(item, position, in_force.by_question, seen, in_force.before))
         if complete and not seen >= in_force.randomized_questions:
             raise SubmissionError(
                 400,
@@ -199,6 +199,9 @@ class InForce:
     by_question: Mapping[int, Randomization | None]
     read_at: float
     cached: bool = False
+    before: Mapping[int, Randomization] = field(default_factory=dict)
+    """Per two-phase question, the version its re-tune followed, still accepted
+    (:func:`accepted_randomizations`)."""
 
     @property
     def randomized_questions(self) -> set[int]:
@@ -227,23 +230,39 @@ def cached_randomizations_in_force(survey: Survey, refresh: bool = False) -> InF
         return entry
     if len(_IN_FORCE) >= IN_FORCE_SURVEYS:
         _IN_FORCE.clear()
-    _IN_FORCE[key] = InForce(randomizations_in_force(survey), now, cached=True)
-    return InForce(_IN_FORCE[key].by_question, now)
+    by_question, before = accepted_randomizations(survey)
+    _IN_FORCE[key] = InForce(by_question, now, cached=True, before=before)
+    return InForce(by_question, now, before=before)
 
 
 def randomizations_in_force(survey: Survey) -> dict[int, Randomization | None]:
     """Per question id, the randomization reports must use now (None: none in force), one query."""
+    return accepted_randomizations(survey)[0]
+
+
+def accepted_randomizations(survey: Survey) -> tuple[dict[int, Randomization | None], dict[int, Randomization]]:
+    """(:func:`randomizations_in_force`, per question id the version a re-tune followed), one query.
+
+    A two-phase question's first version stays in force beside the re-tuned one
+    (:mod:`surveys.kinds.adaptive`): a page served before the switch carried it, and its reports
+    are estimated with the new version's, so they are still accepted; new pages get the new one.
+    """
     questions: dict[int, Randomization | None] = {}
+    before: dict[int, Randomization] = {}
     rows = (
         Randomization.objects.filter(question__survey=survey, retired=False)
         .select_related("question")
         .order_by("question__position", "question_id", "version")
     )
+    last: dict[int, Randomization] = {}
     for randomization in rows:
         question = randomization.question
         current = randomization if randomization.key() == question.randomization_key() else None
+        if current is not None and current.retuned_after is not None and question.pk in last:
+            before[question.pk] = last[question.pk]
+        last[question.pk] = randomization
         questions[question.pk] = current  # the newest version in force wins
-    return questions
+    return questions, before
 
 
 REPORT_ITEM_FIELDS = {"question", "version", "report"}
@@ -259,7 +278,13 @@ class _Where:
         return _("Report %(position)s") % {"position": self.position}
 
 
-def _parse_item(item: Any, position: int, in_force: Mapping[int, Randomization | None], seen: set[int]) -> ParsedReport:
+def _parse_item(
+    item: Any,
+    position: int,
+    in_force: Mapping[int, Randomization | None],
+    seen: set[int],
+    before: Mapping[int, Randomization] | None = None,
+) -> ParsedReport:
     where = _Where(position)
     if not isinstance(item, dict) or item.keys() != REPORT_ITEM_FIELDS:
         raise SubmissionError(
@@ -272,6 +297,9 @@ def _parse_item(item: Any, position: int, in_force: Mapping[int, Randomization |
         raise SubmissionError(400, _("%(where)s repeats a question already answered.") % {"where": where})
     seen.add(question_id)
     randomization = in_force[question_id]
+    earlier = (before or {}).get(question_id)
+    if earlier is not None and not isinstance(version, bool) and version == earlier.version:
+        randomization = earlier  # a page served before the question's re-tune
     if randomization is None or isinstance(version, bool) or version != randomization.version:
         raise SubmissionError(409, _("The survey changed since this page was loaded. Reload it and answer again."))
     question = randomization.question

@@ -9,6 +9,7 @@ estimates of a (randomization, tally) pair are computed once and then served fro
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from surveys.kinds import (  # noqa: F401  (read here by the results and exports
     QuestionKind,
     Summary,
     Synthetic,
+    adaptive,
     cached_text_query,
     kind_of,
     randomization_digest,
@@ -83,6 +85,17 @@ class QuestionResult:
     """Multi-select: each option's share with its bands, and the mean number of options chosen."""
     sampled: tuple[int, int] | None = None
     """(m, q): the question was asked of a random m of q respondents' questions (:mod:`surveys.sampling`)."""
+    pooled: tuple[Randomization, ...] = ()
+    """A two-phase question's versions estimated together, oldest first (:mod:`surveys.kinds.adaptive`);
+    ``randomization`` is then the newest, whose raw counts the card shows."""
+
+    @property
+    def design_note(self) -> str:
+        """What the card says of a two-phase design: that it changed after N respondents and to what,
+        or that the re-tune kept it (empty for any other question)."""
+        if len(self.pooled) == 2:
+            return adaptive.change_note(*self.pooled)
+        return adaptive.kept_note(self.question)
 
     @property
     def question_kind(self) -> QuestionKind:
@@ -287,7 +300,42 @@ class SurveyState:
         """
         versions = self.randomizations.get(question.pk, [])
         with_reports = [r for r in versions if self.tallies[r.pk].n > 0] or versions[:1]
+        pooled = adaptive.pooled_versions(versions) if self.sampled(question) is None else []
+        if pooled:  # a two-phase design: its versions are one estimate (surveys.kinds.adaptive)
+            rest = [r for r in with_reports if r not in pooled]
+            return [self._pooled_result(question, pooled)] + [self._result(question, r, earlier=True) for r in rest]
         return [self._result(question, r, earlier=i > 0) for i, r in enumerate(with_reports)]
+
+    def _pooled_result(self, question: Question, pooled: list[Randomization]) -> QuestionResult:
+        """One result of a two-phase question's versions: their estimates combined by inverse variance,
+        cached by every version's parameters and tally digest; the newest version's raw counts."""
+        newest = pooled[-1]
+        parts = [(r.build_mechanism(), self.tallies[r.pk]) for r in pooled]
+        digest = hashlib.sha256(":".join(self.digests[r.pk] for r in pooled).encode()).hexdigest()[:32]
+        material = ":".join(randomization_digest(r) for r in pooled)
+        key = f"murmur:estimates:{ESTIMATES_VERSION}:pooled:{material}:{digest}"
+        estimates = cache.get(key)
+        if estimates is None:
+            estimates = adaptive.pooled_estimates(parts)
+            cache.set(key, estimates, CACHE_SECONDS)
+        mechanism, tally = parts[-1]
+        summary = summary_for(question.kind, newest.mechanism)
+        return QuestionResult(
+            question=question,
+            randomization=newest,
+            mechanism=mechanism,
+            n=sum(t.n for _, t in parts),
+            raw_counts=summary.raw_counts(mechanism, tally.counts),
+            unbiased=estimates.unbiased,
+            consistent=estimates.consistent,
+            expected_half_width=estimates.expected_half_width,
+            digest=digest,
+            integrity=integrity.check(question.options, mechanism, tally, randomization_digest(newest) + digest)
+            if summary.choice_reports and tally.n
+            else None,
+            joint=estimates.joint,
+            pooled=tuple(pooled),
+        )
 
     def _result(self, question: Question, randomization: Randomization, earlier: bool) -> QuestionResult:
         mechanism = randomization.build_mechanism()

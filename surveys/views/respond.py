@@ -27,6 +27,7 @@ from surveys import actions, languages
 from surveys.access import get_survey_by_share_slug
 from surveys.kinds import cost_of, skip_index, summary_of
 from surveys.models import Question, Randomization, Survey, asked_jointly, spent_epsilon
+from surveys.responding import retune
 from surveys.responding.ratelimits import SUBMIT_WAIT, rate_limited
 from surveys.responding.receipts import receipt_rows
 from surveys.responding.submissions import (
@@ -290,6 +291,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         parsed = parse_submission(survey, body)
         reports = parsed.reports
         do_submit(survey, parsed.nonce, reports, has_responded(request, survey), parsed.invitation)
+        retune.after_submit(survey, reports)  # queues a two-phase question's re-tune at its threshold
     except SubmissionError as error:
         return JsonResponse({"error": error.message}, status=error.status)
     # The receipt in the language the page was read in (its submit URL's ?lang=, never the body, never stored);

@@ -105,3 +105,18 @@ def test_joint_shares_recover_every_option_from_a_full_and_a_focused_version(fir
 def test_joint_shares_refuse_a_tally_that_is_not_one_report_per_count():
     with pytest.raises(ValueError, match="joint_shares"):
         joint_shares([(make_mechanism("hadamard", k=5, epsilon=1.0), np.ones(5), 10)])
+
+
+def test_retune_beats_the_design_it_is_given_or_keeps_it():
+    """With ``current`` the baseline is the question's own design, not the advisor's: a hand-picked
+    k-RR at k = 10, epsilon = 1 gives way to subset selection of 3 on answers 60 % on one option
+    (expected largest error 0.078 against 0.093, probed), and subset selection of 3 stays."""
+    shares = np.r_[0.6, np.full(9, 0.4 / 9)]
+    krr = make_mechanism("krr", k=10, epsilon=1.0)
+    subset = make_mechanism("subset", k=10, epsilon=1.0, subset_size=3)
+    moved = retune(shares, 10, 1.0, 1700, current=krr)
+    assert (moved.mechanism, moved.params) == ("subset", {"subset_size": 3})
+    kept = retune(shares, 10, 1.0, 1700, current=subset)
+    assert (kept.mechanism, kept.params) == ("subset", {"subset_size": 3})
+    even = retune(np.full(10, 0.1), 10, 1.0, 1700, current=krr, evenness_p=0.5)
+    assert even.mechanism == "krr"  # answers that look even keep the design they started with
