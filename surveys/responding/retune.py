@@ -25,6 +25,7 @@ from surveys.models import Question, Randomization, Survey
 from surveys.responding import tallies
 from surveys.responding.submissions import ParsedReport
 from surveys.responding.versions import survey_version
+from surveys.sampling import pool_of
 
 
 def after_submit(survey: Survey, reports: Iterable[ParsedReport]) -> None:
@@ -57,6 +58,12 @@ def decided_key(question_id: int) -> str:
     return f"murmur:retuned:{question_id}"
 
 
+def not_retunable(question: Question) -> bool:
+    """A recurring survey's question, or one in the survey's question-sampling pool."""
+    pool = pool_of(question.survey)
+    return question.survey.series_id is not None or (pool is not None and question.pk in pool)
+
+
 def run_retune(job: Any, progress: Any) -> dict[str, Any]:
     """The ``retune`` task (params: ``question``); its result says what was decided."""
     guard.off_request_path("Re-tuning a question")
@@ -67,10 +74,11 @@ def run_retune(job: Any, progress: Any) -> dict[str, Any]:
 def retune_question(question_id: int) -> dict[str, Any]:
     """Decide a two-phase question's design for the respondents still to come, exactly once (never in a
     recurring survey, which the builder refuses and a survey made recurring later must not break:
-    its rounds' memoized answers assume one design)."""
+    its rounds' memoized answers assume one design; nor in a question-sampling pool, whose tally
+    mixes answered and fake reports and whose versions are not pooled)."""
     # The question's row only: submissions take the survey's, and a job holding it would deadlock them.
     question = Question.objects.select_for_update(of=("self",)).select_related("survey").filter(pk=question_id).first()
-    if question is None or not adaptive.pending(question) or question.survey.series_id is not None:
+    if question is None or not adaptive.pending(question) or not_retunable(question):
         transaction.on_commit(lambda: cache.set(decided_key(question_id), True, DECIDED_SECONDS))
         return {"decided": "before"}
     first = question.current_randomization()

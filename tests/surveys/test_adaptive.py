@@ -387,3 +387,16 @@ def test_a_survey_made_recurring_later_never_re_tunes(organizer):
     phase_one(question)
     assert retune.retune_question(question.pk) == {"decided": "before"}
     assert not Randomization.objects.filter(question=question, retuned_after__isnull=False).exists()
+
+
+def test_a_question_in_a_sampling_pool_never_re_tunes(organizer):
+    """Its tally mixes answered and fake reports, and a pool's versions are shown apart, not pooled."""
+    from surveys.sampling import QuestionSample
+
+    survey, question = two_phase_survey(organizer)
+    other = make_question(survey, text="And?", options=["A", "B", "C"], epsilon=EPSILON)
+    third = make_question(survey, text="Also?", options=["A", "B", "C"], epsilon=EPSILON)
+    QuestionSample.objects.create(survey=survey, size=1, questions=[question.pk, other.pk, third.pk])
+    phase_one(question)
+    assert retune.retune_question(question.pk) == {"decided": "before"}
+    assert not Randomization.objects.filter(question=question, retuned_after__isnull=False).exists()
