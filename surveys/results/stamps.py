@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.db.models import F
 from django.db.models.signals import post_delete, post_save
 
+from surveys.access import access_changed
 from surveys.models import Matrix, Question, Randomization, Survey
 from surveys.results import snapshots
 from surveys.results.cards import short_digest
@@ -142,11 +143,12 @@ def changed(survey_id: int | None) -> None:
     """Add 1 to the survey's revision: what its results pages print besides its own row has changed."""
     if survey_id is not None:
         Survey.objects.filter(pk=survey_id).update(revision=F("revision") + 1)
+        access_changed(survey_id)  # the cached row's revision (surveys.access)
 
 
 def _part_changed(sender: Any, instance: Any, **_: Any) -> None:
     if isinstance(instance, Randomization):
-        Survey.objects.filter(questions=instance.question_id).update(revision=F("revision") + 1)
+        changed(Question.objects.filter(pk=instance.question_id).values_list("survey_id", flat=True).first())
     else:
         changed(instance.survey_id)
 
