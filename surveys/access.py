@@ -26,11 +26,12 @@ is never served after it: a removed member is refused at their next request, as 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.http import Http404
@@ -121,25 +122,28 @@ def _survey_token_key(survey_id: int) -> str:
     return f"murmur:access-token:survey:{survey_id}"
 
 
-def get_survey_to_read(user: User, survey_id: int) -> Survey:
+def get_survey_to_read(user: User, survey_id: int, also: Sequence[str] = ()) -> tuple[Survey, dict[str, Any]]:
     """The survey if ``user`` may see its results, else 404: :func:`get_survey_for_results`'s rule,
     with the survey's row and ``user``'s role in its workspace read from the cache (one read) while
-    both tokens stand (see the module's docstring). The survey returned is for reading, never saving."""
+    both tokens stand (see the module's docstring). The survey returned is for reading, never saving.
+    Returned with it: the cache's entries under the keys ``also`` (fetched in the same read)."""
     if not user.is_authenticated:
         raise Http404
     token_keys = [MEMBERSHIPS_TOKEN, _survey_token_key(survey_id)]
     entry_key = f"murmur:access:{survey_id}:{user.pk}"
-    found = cache.get_many([*token_keys, entry_key])
+    found = cache.get_many([*token_keys, entry_key, *also])
     tokens = tuple(found.get(key) for key in token_keys)
     entry: tuple[Any, ...] | None = found.get(entry_key)
     if entry is not None and None not in tokens and entry[0] == tokens:
         survey, role = entry[1], entry[2]
     else:
-        survey = Survey.objects.filter(pk=survey_id).first()
+        # From the primary, never a lagging replica: what is kept must be what was committed.
+        survey = Survey.objects.using(DEFAULT_DB_ALIAS).filter(pk=survey_id).first()
         role = None
         if survey is not None and survey.workspace_id is not None:
             role = (
-                Membership.objects.filter(workspace_id=survey.workspace_id, user_id=user.pk)
+                Membership.objects.using(DEFAULT_DB_ALIAS)
+                .filter(workspace_id=survey.workspace_id, user_id=user.pk)
                 .values_list("role", flat=True)
                 .first()
             )
@@ -151,7 +155,7 @@ def get_survey_to_read(user: User, survey_id: int) -> Survey:
             cache.set(entry_key, (tokens, survey, role), ACCESS_SECONDS)
     if survey is None or "view" not in _granted(user, survey, role):
         raise Http404
-    return survey
+    return survey, {key: found[key] for key in also if key in found}
 
 
 def access_changed(survey_id: int | None = None) -> None:

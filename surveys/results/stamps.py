@@ -81,12 +81,27 @@ def structure_of(
 
 
 def _key(survey: Survey) -> str:
-    return f"murmur:structure:{survey.pk}:{survey.created_at.timestamp():.6f}:{survey.revision}"
+    return _key_of(survey.pk)
+
+
+def _key_of(survey_id: int) -> str:
+    return f"murmur:structure:{survey_id}"
+
+
+def _label(survey: Survey) -> tuple[str, int]:
+    """Which survey (a reused id is another survey) and revision an entry was read at."""
+    return f"{survey.created_at.timestamp():.6f}", survey.revision
+
+
+def keys_of(survey_id: int) -> list[str]:
+    """Every cache key :func:`read` looks at, from the survey's id alone: a 304 or a poll fetches
+    them with its access entry (:func:`surveys.access.get_survey_to_read`) in one read."""
+    return [*snapshots.keys_of(survey_id), _key_of(survey_id)]
 
 
 def remember(survey: Survey, structure: Structure) -> Structure:
     """Keep ``structure`` as the survey's at the revision the survey was read with."""
-    cache.set(_key(survey), structure, STRUCTURE_SECONDS)
+    cache.set(_key(survey), (_label(survey), structure), STRUCTURE_SECONDS)
     return structure
 
 
@@ -99,12 +114,14 @@ def read_structure(survey: Survey) -> Structure:
     return remember(survey, structure_of(questions, by_question, pool_of(survey, [q.pk for q in questions])))
 
 
-def read(survey: Survey, question_id: int | None = None) -> Stamp:
-    """The stamp of the survey's results page (or of one question's page): one cache read, plus the
-    snapshot's rules (:func:`surveys.results.snapshots.read`) and, once per revision, the structure."""
+def read(survey: Survey, question_id: int | None = None, found: dict[str, Any] | None = None) -> Stamp:
+    """The stamp of the survey's results page (or of one question's page): one cache read (none if
+    ``found`` holds the entries under :func:`keys_of` already), plus the snapshot's rules
+    (:func:`surveys.results.snapshots.read`) and, once per revision, the structure."""
     key = _key(survey)
-    found = cache.get_many([*snapshots.keys(survey), key])
-    structure: Structure = found.get(key) or read_structure(survey)
+    found = cache.get_many(keys_of(survey.pk)) if found is None else found
+    entry = found.get(key)
+    structure: Structure = entry[1] if entry is not None and entry[0] == _label(survey) else read_structure(survey)
 
     def every() -> list[Randomization]:
         return list(Randomization.objects.filter(question__survey=survey))

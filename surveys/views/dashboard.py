@@ -136,9 +136,9 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 @require_GET
 @reads_results
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    survey = get_survey_to_read(request.user, survey_id)
+    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
     kind, bands = estimate_kind(request), band_kind(request)
-    stamp = stamps.read(survey)  # O(1): the poll and the 304 need nothing else
+    stamp = stamps.read(survey, found=found)  # O(1): the poll and the 304 need nothing else
     if request.htmx and request.GET.get("since") == stamp.signature:
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
@@ -162,10 +162,10 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @require_GET
 @reads_results
 def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
-    survey = get_survey_to_read(request.user, survey_id)
+    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
-    stamp = stamps.read(survey, question.pk)
+    stamp = stamps.read(survey, question.pk, found=found)
     if request.htmx and request.GET.get("since") == stamp.signature:
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)

@@ -71,7 +71,7 @@ def test_staff_who_lose_the_flag_lose_access_at_once(team, htmx_headers):
 
 def test_an_entry_read_before_the_change_committed_is_retired_at_the_commit(team, django_capture_on_commit_callbacks):
     viewer = team.users["viewer"]
-    assert get_survey_to_read(viewer, team.survey.pk) == team.survey
+    assert get_survey_to_read(viewer, team.survey.pk)[0] == team.survey
     entry_key = f"murmur:access:{team.survey.pk}:{viewer.pk}"
     with django_capture_on_commit_callbacks(execute=True):
         team.membership("viewer").delete()
@@ -79,17 +79,17 @@ def test_an_entry_read_before_the_change_committed_is_retired_at_the_commit(team
         # keeps what it read under the tokens it finds now.
         tokens = (cache.get(access.MEMBERSHIPS_TOKEN), cache.get(f"murmur:access-token:survey:{team.survey.pk}"))
         cache.set(entry_key, (tokens, team.survey, "viewer"), access.ACCESS_SECONDS)
-        assert get_survey_to_read(viewer, team.survey.pk) == team.survey  # before the commit
+        assert get_survey_to_read(viewer, team.survey.pk)[0] == team.survey  # before the commit
     with pytest.raises(Http404):
         get_survey_to_read(viewer, team.survey.pk)
 
 
 def test_a_bulk_update_of_the_revision_is_not_served_stale(team):
     owner = team.users["owner"]
-    before = get_survey_to_read(owner, team.survey.pk).revision
+    before = get_survey_to_read(owner, team.survey.pk)[0].revision
     team.question.text = "Reworded"
     team.question.save(update_fields=["text"])  # adds 1 to the revision in SQL
-    assert get_survey_to_read(owner, team.survey.pk).revision == before + 1 == Survey.objects.get().revision
+    assert get_survey_to_read(owner, team.survey.pk)[0].revision == before + 1 == Survey.objects.get().revision
 
 
 def test_outsiders_and_anonymous_readers_get_404(team):
