@@ -159,7 +159,7 @@ def write_continuously(base: str, slug: str, bodies: list[str], rate: float, sto
             with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
                 if response.status == 201:
                     sent.append(1)  # list.append is atomic: the clients share ``sent``
-        except urllib.error.HTTPError:
+        except OSError:  # a refusal, or a connection reset: not stored, not counted
             pass
         due += interval
         time.sleep(max(0.0, due - time.perf_counter()))
@@ -215,13 +215,26 @@ def run(args: argparse.Namespace, url: str) -> None:
             stop, sent, started = threading.Event(), [], time.perf_counter()
             # Several clients, each at its share of the rate: one client waiting for each answer
             # in turn cannot offer 50 a second once a submission takes 20 ms.
-            for i in range(WRITERS):
-                share = (base, survey.slug, bodies[i::WRITERS], args.writer / WRITERS, stop, sent)
-                threading.Thread(target=write_continuously, args=share, daemon=True).start()
-            stack.callback(
-                lambda: print(f"writer: {len(sent) / (time.perf_counter() - started):.0f} submissions/s stored")
-            )
-            stack.callback(stop.set)
+            clients = [
+                threading.Thread(
+                    target=write_continuously,
+                    args=(base, survey.slug, bodies[i::WRITERS], args.writer / WRITERS, stop, sent),
+                    daemon=True,
+                )
+                for i in range(WRITERS)
+            ]
+            for client in clients:
+                client.start()
+            stopped: list[tuple[float, int]] = []  # when the clients were stopped, and the 201s by then
+
+            def report() -> None:
+                (ended, stored), *_ = stopped
+                print(f"writer: {stored / (ended - started):.0f} submissions/s stored")
+
+            stack.callback(report)
+            for client in clients:  # (callbacks run last first: stop, then these, before gunicorn stops)
+                stack.callback(client.join, 30)
+            stack.callback(lambda: (stopped.append((time.perf_counter(), len(sent))), stop.set()))
         cold = time_get(results, cookie, 1, warm_up=False)
         print(f"whole survey, cold (first draw of every estimate and chart): {cold[0]:.0f} ms")
         whole = time_get(results, cookie, args.repeat)
