@@ -171,6 +171,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/0", help="CACHE_URL of the served app")
     parser.add_argument("--writer", type=float, default=0.0, help="submissions a second posted while measuring")
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread if > 1)")
     parser.add_argument(
         "--survey", choices=sorted(SURVEYS), default="ten", help="the 10-question or 55-question survey"
     )
@@ -202,10 +203,10 @@ def run(args: argparse.Namespace, url: str) -> None:
     crossable = pair_counts.eligible([q.current_randomization() for q in survey.questions.all()])
     crossed = sorted((r.question.position, r.question_id) for r in crossable)[:2]
     crossed = [question_id for _position, question_id in crossed]
-    print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers")
+    print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers, {args.threads} thread(s) each")
     with ExitStack() as stack:
         cache_env = stack.enter_context(scratch_cache(args.cache))
-        base = stack.enter_context(gunicorn(url, workers=2, extra_env=cache_env))
+        base = stack.enter_context(gunicorn(url, workers=2, threads=args.threads, extra_env=cache_env))
         results = f"{base}/surveys/{survey_id}/results/"
         if args.writer:
             with tempfile.TemporaryDirectory() as scratch:
