@@ -99,8 +99,14 @@ def question_fields(text: str, options: list[str], epsilon: float, mechanism: st
 
 
 def time_get(
-    url: str, cookie: str, repeat: int, headers: dict[str, str] | None = None, warm_up: bool = True
+    url: str,
+    cookie: str,
+    repeat: int,
+    headers: dict[str, str] | None = None,
+    warm_up: bool = True,
+    statuses: list[int] | None = None,
 ) -> list[float]:
+    """Milliseconds per request; each timed request's status appended to ``statuses`` if given."""
     timings = []
     for i in range(repeat + (1 if warm_up else 0)):
         request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}", **(headers or {})})
@@ -108,12 +114,29 @@ def time_get(
         try:
             with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
                 response.read()
-                assert response.status in (200, 204), response.status
+                status = response.status
+                assert status in (200, 204), status
         except urllib.error.HTTPError as error:  # urllib raises on 304
-            assert error.code == 304, error.code
+            status = error.code
+            assert status == 304, status
         if i or not warm_up:  # the first request warms the worker up
             timings.append(1000 * (time.perf_counter() - started))
+            if statuses is not None:
+                statuses.append(status)
     return timings
+
+
+def answered(timings: list[float], statuses: list[int], expected: int) -> str:
+    """How many requests got ``expected`` and those requests' own median and p95: under the writer,
+    a refreshed snapshot changes the page's ETag and signature, and the requests after it draw the
+    page (200) instead."""
+    own = [t for t, status in zip(timings, statuses, strict=True) if status == expected]
+    if len(own) == len(timings) or not own:
+        return f"{len(own)} of {len(timings)} answered {expected}"
+    return (
+        f"{len(own)} of {len(timings)} answered {expected} (those: median {statistics.median(own):.0f} ms, "
+        f"p95 {percentile(own, 0.95):.0f} ms); the others 200"
+    )
 
 
 def etag_of(url: str, cookie: str) -> str:
@@ -171,6 +194,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/0", help="CACHE_URL of the served app")
     parser.add_argument("--writer", type=float, default=0.0, help="submissions a second posted while measuring")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (make serve's default: 3)")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread if > 1)")
     parser.add_argument(
         "--survey", choices=sorted(SURVEYS), default="ten", help="the 10-question or 55-question survey"
@@ -203,10 +227,10 @@ def run(args: argparse.Namespace, url: str) -> None:
     crossable = pair_counts.eligible([q.current_randomization() for q in survey.questions.all()])
     crossed = sorted((r.question.position, r.question_id) for r in crossable)[:2]
     crossed = [question_id for _position, question_id in crossed]
-    print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers, {args.threads} thread(s) each")
+    print(f"cache: {args.cache} (this run's own keys); gunicorn {args.workers} workers, {args.threads} thread(s) each")
     with ExitStack() as stack:
         cache_env = stack.enter_context(scratch_cache(args.cache))
-        base = stack.enter_context(gunicorn(url, workers=2, threads=args.threads, extra_env=cache_env))
+        base = stack.enter_context(gunicorn(url, workers=args.workers, threads=args.threads, extra_env=cache_env))
         results = f"{base}/surveys/{survey_id}/results/"
         if args.writer:
             with tempfile.TemporaryDirectory() as scratch:
@@ -249,11 +273,15 @@ def run(args: argparse.Namespace, url: str) -> None:
         public = time_get(f"{base}/r/{survey.slug}/", "", args.repeat)
         print(f"public results page, warm: {summary(public)}")
         etag = etag_of(results, cookie)
-        conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag})
+        statuses: list[int] = []
+        conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag}, statuses=statuses)
         print(f"whole survey, conditional GET answered 304: {summary(conditional)}")
+        print(f"  {answered(conditional, statuses, 304)}")
         signature = signature_of(results, cookie)
-        poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"})
+        statuses = []
+        poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"}, statuses=statuses)
         print(f"live poll with the page's signature (204 until its snapshot is re-read): {summary(poll)}")
+        print(f"  {answered(poll, statuses, 204)}")
         query = f"?first={crossed[0]}&second={crossed[1]}"
         own = time_get(f"{results}crosstab/{query}", cookie, args.repeat)
         print(f"cross-tab page (organizer), warm: {summary(own)}")

@@ -37,7 +37,7 @@ from django.db.models.signals import post_delete, post_save
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from surveys.models import Matrix, Question, Survey
+from surveys.models import Matrix, Question, Series, Survey
 from surveys.teams.models import Membership, Role, Workspace
 
 Need = Literal["view", "export", "edit", "manage"]
@@ -175,13 +175,15 @@ def _survey_saved(sender: Any, instance: Survey, **_: Any) -> None:
     access_changed(instance.pk)
 
 
-def _membership_saved(sender: Any, instance: Membership, **_: Any) -> None:
+def _membership_saved(sender: Any, instance: Membership | Series, **_: Any) -> None:
     access_changed()
 
 
 def connect() -> None:
-    """Every save and delete of a survey or a membership retires the access entries it touches
-    (updates in bulk call :func:`access_changed` themselves)."""
+    """Every save and delete of a survey or a membership retires the access entries it touches, and
+    so does deleting a series (its rounds' ``series`` is set to null in bulk); other updates in bulk
+    call :func:`access_changed` themselves."""
+    post_delete.connect(_membership_saved, sender=Series, dispatch_uid="access_Series_deleted")
     for model, receiver in ((Survey, _survey_saved), (Membership, _membership_saved)):
         post_save.connect(receiver, sender=model, dispatch_uid=f"access_{model.__name__}_saved")
         post_delete.connect(receiver, sender=model, dispatch_uid=f"access_{model.__name__}_deleted")

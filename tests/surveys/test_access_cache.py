@@ -86,6 +86,7 @@ def test_an_entry_read_before_the_change_committed_is_retired_at_the_commit(team
 
 def test_a_bulk_update_of_the_revision_is_not_served_stale(team):
     owner = team.users["owner"]
+    get_survey_to_read(owner, team.survey.pk)  # makes the tokens; the next read keeps the entry
     before = get_survey_to_read(owner, team.survey.pk)[0].revision
     team.question.text = "Reworded"
     team.question.save(update_fields=["text"])  # adds 1 to the revision in SQL
@@ -101,3 +102,17 @@ def test_outsiders_and_anonymous_readers_get_404(team):
                 get_survey_to_read(user, team.survey.pk)
     with pytest.raises(Http404):
         get_survey_to_read(team.users["owner"], team.survey.pk + 1000)
+
+
+def test_deleting_a_series_is_not_served_stale(team):
+    from surveys.models import Series
+
+    series = Series.objects.create()
+    team.survey.series = series
+    team.survey.round_number = 1
+    team.survey.save(update_fields=["series", "round_number"])
+    owner = team.users["owner"]
+    get_survey_to_read(owner, team.survey.pk)
+    assert get_survey_to_read(owner, team.survey.pk)[0].series_id == series.pk  # cached now
+    series.delete()  # sets the round's series to null in bulk
+    assert get_survey_to_read(owner, team.survey.pk)[0].series_id is None
