@@ -8,7 +8,7 @@ tallies, serves the app with gunicorn (production settings, 2 workers), and time
 loopback the whole-survey results page, every question's page, the public page, a conditional GET
 (304) and a live poll; cold (first draw) and warm, with the production cache (Redis by default,
 under keys of this run's own, deleted at the end). ``--writer RATE`` posts valid submissions at
-RATE a second through the app's submit endpoint during the measurements (the survey is live), and
+RATE a second (from four clients) through the app's submit endpoint during the measurements (the survey is live), and
 prints the rate reached and the load average beside each figure. After loading, the ``count_pairs``
 job counts every closed hour's pairs (timed); the organizer's and the public cross-tab pages are
 then timed like the others. ``--survey mixed55`` loads a 55-question mixed survey instead (choice
@@ -99,8 +99,14 @@ def question_fields(text: str, options: list[str], epsilon: float, mechanism: st
 
 
 def time_get(
-    url: str, cookie: str, repeat: int, headers: dict[str, str] | None = None, warm_up: bool = True
+    url: str,
+    cookie: str,
+    repeat: int,
+    headers: dict[str, str] | None = None,
+    warm_up: bool = True,
+    statuses: list[int] | None = None,
 ) -> list[float]:
+    """Milliseconds per request; each timed request's status appended to ``statuses`` if given."""
     timings = []
     for i in range(repeat + (1 if warm_up else 0)):
         request = urllib.request.Request(url, headers={"Cookie": f"sessionid={cookie}", **(headers or {})})
@@ -108,12 +114,29 @@ def time_get(
         try:
             with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
                 response.read()
-                assert response.status in (200, 204), response.status
+                status = response.status
+                assert status in (200, 204), status
         except urllib.error.HTTPError as error:  # urllib raises on 304
-            assert error.code == 304, error.code
+            status = error.code
+            assert status == 304, status
         if i or not warm_up:  # the first request warms the worker up
             timings.append(1000 * (time.perf_counter() - started))
+            if statuses is not None:
+                statuses.append(status)
     return timings
+
+
+def answered(timings: list[float], statuses: list[int], expected: int) -> str:
+    """How many requests got ``expected`` and those requests' own median and p95: under the writer,
+    a refreshed snapshot changes the page's ETag and signature, and the requests after it draw the
+    page (200) instead."""
+    own = [t for t, status in zip(timings, statuses, strict=True) if status == expected]
+    if len(own) == len(timings) or not own:
+        return f"{len(own)} of {len(timings)} answered {expected}"
+    return (
+        f"{len(own)} of {len(timings)} answered {expected} (those: median {statistics.median(own):.0f} ms, "
+        f"p95 {percentile(own, 0.95):.0f} ms); the others 200"
+    )
 
 
 def etag_of(url: str, cookie: str) -> str:
@@ -139,6 +162,10 @@ def summary(timings: list[float]) -> str:
     )
 
 
+#: Clients posting submissions at once under ``--writer`` (each at RATE / WRITERS a second).
+WRITERS = 4
+
+
 def write_continuously(base: str, slug: str, bodies: list[str], rate: float, stop: threading.Event, sent: list[int]):
     """Post ``bodies`` at ``rate`` a second (each once) until ``stop``; count the 201s in ``sent``."""
     interval, due = 1.0 / rate, time.perf_counter()
@@ -153,8 +180,9 @@ def write_continuously(base: str, slug: str, bodies: list[str], rate: float, sto
         )
         try:
             with urllib.request.urlopen(request) as response:  # noqa: S310 - loopback only
-                sent[0] += response.status == 201
-        except urllib.error.HTTPError:
+                if response.status == 201:
+                    sent.append(1)  # list.append is atomic: the clients share ``sent``
+        except OSError:  # a refusal, or a connection reset: not stored, not counted
             pass
         due += interval
         time.sleep(max(0.0, due - time.perf_counter()))
@@ -166,6 +194,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/0", help="CACHE_URL of the served app")
     parser.add_argument("--writer", type=float, default=0.0, help="submissions a second posted while measuring")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (make serve's default: 3)")
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread if > 1)")
     parser.add_argument(
         "--survey", choices=sorted(SURVEYS), default="ten", help="the 10-question or 55-question survey"
     )
@@ -197,25 +227,39 @@ def run(args: argparse.Namespace, url: str) -> None:
     crossable = pair_counts.eligible([q.current_randomization() for q in survey.questions.all()])
     crossed = sorted((r.question.position, r.question_id) for r in crossable)[:2]
     crossed = [question_id for _position, question_id in crossed]
-    print(f"cache: {args.cache} (this run's own keys); gunicorn 2 workers")
+    print(f"cache: {args.cache} (this run's own keys); gunicorn {args.workers} workers, {args.threads} thread(s) each")
     with ExitStack() as stack:
         cache_env = stack.enter_context(scratch_cache(args.cache))
-        base = stack.enter_context(gunicorn(url, workers=2, extra_env=cache_env))
+        base = stack.enter_context(gunicorn(url, workers=args.workers, threads=args.threads, extra_env=cache_env))
         results = f"{base}/surveys/{survey_id}/results/"
         if args.writer:
             with tempfile.TemporaryDirectory() as scratch:
                 path = Path(scratch) / "bodies"
                 write_bodies(survey.slug, int(args.writer * 900), seed=7, path=path)  # 15 minutes' worth
                 bodies = path.read_text().splitlines()
-            stop, sent, started = threading.Event(), [0], time.perf_counter()
-            writer = threading.Thread(
-                target=write_continuously, args=(base, survey.slug, bodies, args.writer, stop, sent), daemon=True
-            )
-            writer.start()
-            stack.callback(
-                lambda: print(f"writer: {sent[0] / (time.perf_counter() - started):.0f} submissions/s stored")
-            )
-            stack.callback(stop.set)
+            stop, sent, started = threading.Event(), [], time.perf_counter()
+            # Several clients, each at its share of the rate: one client waiting for each answer
+            # in turn cannot offer 50 a second once a submission takes 20 ms.
+            clients = [
+                threading.Thread(
+                    target=write_continuously,
+                    args=(base, survey.slug, bodies[i::WRITERS], args.writer / WRITERS, stop, sent),
+                    daemon=True,
+                )
+                for i in range(WRITERS)
+            ]
+            for client in clients:
+                client.start()
+            stopped: list[tuple[float, int]] = []  # when the clients were stopped, and the 201s by then
+
+            def report() -> None:
+                (ended, stored), *_ = stopped
+                print(f"writer: {stored / (ended - started):.0f} submissions/s stored")
+
+            stack.callback(report)
+            for client in clients:  # (callbacks run last first: stop, then these, before gunicorn stops)
+                stack.callback(client.join, 30)
+            stack.callback(lambda: (stopped.append((time.perf_counter(), len(sent))), stop.set()))
         cold = time_get(results, cookie, 1, warm_up=False)
         print(f"whole survey, cold (first draw of every estimate and chart): {cold[0]:.0f} ms")
         whole = time_get(results, cookie, args.repeat)
@@ -229,11 +273,15 @@ def run(args: argparse.Namespace, url: str) -> None:
         public = time_get(f"{base}/r/{survey.slug}/", "", args.repeat)
         print(f"public results page, warm: {summary(public)}")
         etag = etag_of(results, cookie)
-        conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag})
+        statuses: list[int] = []
+        conditional = time_get(results, cookie, args.repeat, {"If-None-Match": etag}, statuses=statuses)
         print(f"whole survey, conditional GET answered 304: {summary(conditional)}")
+        print(f"  {answered(conditional, statuses, 304)}")
         signature = signature_of(results, cookie)
-        poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"})
+        statuses = []
+        poll = time_get(f"{results}?since={signature}", cookie, args.repeat, {"HX-Request": "true"}, statuses=statuses)
         print(f"live poll with the page's signature (204 until its snapshot is re-read): {summary(poll)}")
+        print(f"  {answered(poll, statuses, 204)}")
         query = f"?first={crossed[0]}&second={crossed[1]}"
         own = time_get(f"{results}crosstab/{query}", cookie, args.repeat)
         print(f"cross-tab page (organizer), warm: {summary(own)}")

@@ -4,9 +4,9 @@
 
 In one process, against a scratch database of its own (dropped at the end), Murmur's WSGI
 application is called directly, as gunicorn calls it (no HTTP, no wrk), with valid ten-question
-submissions. The submit view's writing, parsing and receipt functions are switched between the
-versions of ``surveys/responding/{writes,submissions,receipts}.py`` at ``REV`` (read with
-``git show``) and the working tree's; ``bench/bare.py``'s baseline is the third variant. The
+submissions. The submit view's writing, parsing and receipt functions and the writer's tally rows
+are switched between the versions of ``surveys/responding/{writes,submissions,receipts,tallies}.py``
+at ``REV`` (read with ``git show``) and the working tree's; ``bench/bare.py``'s baseline is the third variant. The
 variants alternate in blocks of N submissions, B blocks each, and the medians per submission
 are printed: wall time, this process's CPU and the PostgreSQL backends' CPU (from
 ``/proc/<pid>/stat``). On a shared machine the CPU figures are steadier than wall time or
@@ -71,15 +71,21 @@ def run(args: argparse.Namespace) -> None:
 
     from bench import bare
     from bench.submit import CSRF, build, write_bodies
-    from surveys.responding import receipts, submissions, writes
+    from surveys.responding import receipts, submissions, tallies, writes
     from surveys.views import respond
 
     call_command("migrate", verbosity=0)
-    names = ("do_submit", "receipt_rows", "parse_submission")
-    modules = {"do_submit": "writes", "receipt_rows": "receipts", "parse_submission": "submissions"}
+    names = ("do_submit", "receipt_rows", "parse_submission", "submission_rows")
+    modules = {
+        "do_submit": "writes", "receipt_rows": "receipts", "parse_submission": "submissions",
+        "submission_rows": "tallies",
+    }  # fmt: skip
+    #: Where each function is looked up when a submission is served.
+    callers = {"do_submit": respond, "receipt_rows": respond, "parse_submission": respond, "submission_rows": tallies}
     before = {name: getattr(module_at(args.before, modules[name]), name) for name in names}
     after: dict[str, Callable[..., Any]] = {"do_submit": writes.do_submit, "receipt_rows": receipts.receipt_rows}
     after["parse_submission"] = submissions.parse_submission
+    after["submission_rows"] = tallies.submission_rows
     slug, bare_slug = build(10), build(10)
     work = Path(tempfile.mkdtemp(prefix="murmur-bench-ab-"))
     count = args.block * (args.blocks + 1)
@@ -106,7 +112,7 @@ def run(args: argparse.Namespace) -> None:
 
     def block(variant: Variant) -> tuple[float, float, float]:
         for name, function in (variant or {}).items():
-            setattr(respond, name, function)
+            setattr(callers[name], name, function)
         wall, cpu, backend = time.perf_counter(), time.process_time(), backends_cpu()
         for _ in range(args.block):
             call("bare" if variant is None else "murmur")

@@ -68,6 +68,7 @@ from ldp.intervals import (
 )
 from ldp.mechanisms import KRandomizedResponse, Mechanism, Tally, make_mechanism
 from ldp.mechanisms.bitflip import SampledUnaryEncoding
+from ldp.mechanisms.cms import CountMeanSketch
 from ldp.mechanisms.local_hashing import OptimalLocalHashing
 from ldp.simplex import project_onto_simplex
 
@@ -125,6 +126,8 @@ def report_counts(mechanism: Mechanism, packed: np.ndarray) -> np.ndarray:
     if isinstance(mechanism, OptimalLocalHashing):
         coefficients, y = mechanism._unpack(packed)
         return (mechanism.hash_values(coefficients, np.arange(mechanism.k)[None, :]) == y[:, None]).astype(np.int64)
+    if isinstance(mechanism, CountMeanSketch):
+        return mechanism.report_signs(packed)
     return np.array([mechanism.tally(packed[i : i + 1]).counts for i in range(packed.shape[0])], dtype=np.int64)
 
 

@@ -12,18 +12,32 @@ invitations, rounds) or ``manage`` (deleting a survey; a workspace's members and
 
 Someone who may not do what a view needs gets 404, exactly as if the survey did not exist, so
 survey ids reveal nothing.
+
+A results page's 304 and poll load their survey with :func:`get_survey_to_read`: the same rule,
+with the survey's row and the reader's membership role taken from the cache
+(``murmur:access:<survey>:<user>``) while nothing they depend on has changed. Each entry carries
+two tokens it was read under: the survey's (replaced whenever its row is saved, deleted or
+updated in bulk: :func:`access_changed`) and every membership's (replaced whenever a membership
+is saved or deleted, or surveys move between workspaces). A token is replaced when the change is
+made and again once its transaction commits, so an entry read from the database before the commit
+is never served after it: a removed member is refused at their next request, as before.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import secrets
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Q, QuerySet
+from django.db.models.signals import post_delete, post_save
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from surveys.models import Matrix, Question, Survey
+from surveys.models import Matrix, Question, Series, Survey
 from surveys.teams.models import Membership, Role, Workspace
 
 Need = Literal["view", "export", "edit", "manage"]
@@ -79,14 +93,100 @@ def needs_granted(user: User, survey: Survey) -> frozenset[str]:
     """What ``user`` may do on ``survey`` (for templates choosing which links to show)."""
     if not user.is_authenticated:
         return frozenset()
+    role = None
+    if survey.workspace_id is not None:
+        found = Membership.objects.filter(workspace_id=survey.workspace_id, user_id=user.pk).values_list(
+            "role", flat=True
+        )
+        role = next(iter(found), None)
+    return _granted(user, survey, role)
+
+
+def _granted(user: User, survey: Survey, role: str | None) -> frozenset[str]:
+    """The rule itself: the owner of a personal survey, a workspace member's role, staff."""
     if survey.workspace_id is None:
         granted: frozenset[str] = frozenset(NEEDS) if survey.owner_id == user.pk else frozenset()
     else:
-        role = Membership.objects.filter(workspace_id=survey.workspace_id, user_id=user.pk).values_list(
-            "role", flat=True
-        )
-        granted = GRANTS.get(next(iter(role), ""), frozenset())
+        granted = GRANTS.get(role or "", frozenset())
     return granted | (STAFF_GRANTS if getattr(user, "is_staff", False) else frozenset())
+
+
+# -- the results pages' survey, from the cache -----------------------------------------------------
+
+#: How long an access entry is kept (a replaced token retires it sooner).
+ACCESS_SECONDS = 600
+MEMBERSHIPS_TOKEN = "murmur:access-token:memberships"
+
+
+def _survey_token_key(survey_id: int) -> str:
+    return f"murmur:access-token:survey:{survey_id}"
+
+
+def get_survey_to_read(user: User, survey_id: int, also: Sequence[str] = ()) -> tuple[Survey, dict[str, Any]]:
+    """The survey if ``user`` may see its results, else 404: :func:`get_survey_for_results`'s rule,
+    with the survey's row and ``user``'s role in its workspace read from the cache (one read) while
+    both tokens stand (see the module's docstring). The survey returned is for reading, never saving.
+    Returned with it: the cache's entries under the keys ``also`` (fetched in the same read)."""
+    if not user.is_authenticated:
+        raise Http404
+    token_keys = [MEMBERSHIPS_TOKEN, _survey_token_key(survey_id)]
+    entry_key = f"murmur:access:{survey_id}:{user.pk}"
+    found = cache.get_many([*token_keys, entry_key, *also])
+    tokens = tuple(found.get(key) for key in token_keys)
+    entry: tuple[Any, ...] | None = found.get(entry_key)
+    if entry is not None and None not in tokens and entry[0] == tokens:
+        survey, role = entry[1], entry[2]
+    else:
+        # From the primary, never a lagging replica: what is kept must be what was committed.
+        survey = Survey.objects.using(DEFAULT_DB_ALIAS).filter(pk=survey_id).first()
+        role = None
+        if survey is not None and survey.workspace_id is not None:
+            role = (
+                Membership.objects.using(DEFAULT_DB_ALIAS)
+                .filter(workspace_id=survey.workspace_id, user_id=user.pk)
+                .values_list("role", flat=True)
+                .first()
+            )
+        if None in tokens:  # made now (none replaces one already there); kept from the next request on
+            for key, token in zip(token_keys, tokens, strict=True):
+                if token is None:
+                    cache.add(key, secrets.token_hex(8), None)
+        else:
+            cache.set(entry_key, (tokens, survey, role), ACCESS_SECONDS)
+    if survey is None or "view" not in _granted(user, survey, role):
+        raise Http404
+    return survey, {key: found[key] for key in also if key in found}
+
+
+def access_changed(survey_id: int | None = None) -> None:
+    """Retire the cached access entries of one survey (its row changed) or, with no id, of every
+    survey (a membership changed, or surveys moved between workspaces): now, and again once the
+    transaction in progress commits (an entry read from the database in between is retired too)."""
+    key = MEMBERSHIPS_TOKEN if survey_id is None else _survey_token_key(survey_id)
+
+    def replace() -> None:
+        cache.set(key, secrets.token_hex(8), None)
+
+    replace()
+    transaction.on_commit(replace)
+
+
+def _survey_saved(sender: Any, instance: Survey, **_: Any) -> None:
+    access_changed(instance.pk)
+
+
+def _membership_saved(sender: Any, instance: Membership | Series, **_: Any) -> None:
+    access_changed()
+
+
+def connect() -> None:
+    """Every save and delete of a survey or a membership retires the access entries it touches, and
+    so does deleting a series (its rounds' ``series`` is set to null in bulk); other updates in bulk
+    call :func:`access_changed` themselves."""
+    post_delete.connect(_membership_saved, sender=Series, dispatch_uid="access_Series_deleted")
+    for model, receiver in ((Survey, _survey_saved), (Membership, _membership_saved)):
+        post_save.connect(receiver, sender=model, dispatch_uid=f"access_{model.__name__}_saved")
+        post_delete.connect(receiver, sender=model, dispatch_uid=f"access_{model.__name__}_deleted")
 
 
 # -- the names views used before roles (kept: other modules call them) -------------------------

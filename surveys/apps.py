@@ -15,6 +15,9 @@ class SurveysConfig(AppConfig):
         from surveys.teams import audit
 
         audit.connect()
+        from surveys import access
+
+        access.connect()  # the results pages' cached access entries follow surveys and memberships
         from surveys.results import stamps
 
         stamps.connect()  # results pages' ETags follow every change to a survey's questions

@@ -358,6 +358,10 @@ class CountMeanSketch(HashedSketch):
 
     def tally(self, packed: np.ndarray) -> Tally:
         """Counts: for each option d, how many reports had +1 at coordinate h_j(d)."""
+        return Tally(int(packed.shape[0]), self.report_signs(packed).sum(axis=0, dtype=np.int64))
+
+    def report_signs(self, packed: np.ndarray) -> np.ndarray:
+        """Each report's own counts, shape (n, k): 1 where report i had +1 at coordinate h_j(d)."""
         j = packed[:, 0].astype(np.intp) << 8 | packed[:, 1]
         if j.size and j.max() >= self.hash_count:
             high = self.hash_count - 1
@@ -372,8 +376,7 @@ class CountMeanSketch(HashedSketch):
             )
         positions = self.hash_table[j]  # (n, k)
         cells = np.take_along_axis(packed, 2 + (positions >> 3), axis=1)
-        plus = (cells >> (positions & 7)) & 1
-        return Tally(int(j.size), plus.sum(axis=0, dtype=np.int64))
+        return ((cells >> (positions & 7)) & 1).astype(np.int64)
 
     def observed_mean(self, tally: Tally) -> np.ndarray:
         signs = 2.0 * tally.counts / tally.n - 1.0  # mean of v_tilde[h_j(d)]

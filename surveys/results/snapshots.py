@@ -117,7 +117,12 @@ def _checked_key(survey: Survey) -> str:
 
 def keys(survey: Survey) -> list[str]:
     """The cache keys :func:`read` looks at (fetched with others in one ``get_many`` by a 304)."""
-    return [_key(survey), _checked_key(survey)]
+    return keys_of(survey.pk)
+
+
+def keys_of(survey_id: int) -> list[str]:
+    """:func:`keys` from the survey's id alone (read before the survey's row is)."""
+    return [f"murmur:snapshot-head:{survey_id}", f"murmur:snapshot-checked:{survey_id}"]
 
 
 def read(

@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.db.models import F
 from django.db.models.signals import post_delete, post_save
 
+from surveys.access import access_changed
 from surveys.models import Matrix, Question, Randomization, Survey
 from surveys.results import snapshots
 from surveys.results.cards import short_digest
@@ -80,12 +81,27 @@ def structure_of(
 
 
 def _key(survey: Survey) -> str:
-    return f"murmur:structure:{survey.pk}:{survey.created_at.timestamp():.6f}:{survey.revision}"
+    return _key_of(survey.pk)
+
+
+def _key_of(survey_id: int) -> str:
+    return f"murmur:structure:{survey_id}"
+
+
+def _label(survey: Survey) -> tuple[str, int]:
+    """Which survey (a reused id is another survey) and revision an entry was read at."""
+    return f"{survey.created_at.timestamp():.6f}", survey.revision
+
+
+def keys_of(survey_id: int) -> list[str]:
+    """Every cache key :func:`read` looks at, from the survey's id alone: a 304 or a poll fetches
+    them with its access entry (:func:`surveys.access.get_survey_to_read`) in one read."""
+    return [*snapshots.keys_of(survey_id), _key_of(survey_id)]
 
 
 def remember(survey: Survey, structure: Structure) -> Structure:
     """Keep ``structure`` as the survey's at the revision the survey was read with."""
-    cache.set(_key(survey), structure, STRUCTURE_SECONDS)
+    cache.set(_key(survey), (_label(survey), structure), STRUCTURE_SECONDS)
     return structure
 
 
@@ -98,12 +114,14 @@ def read_structure(survey: Survey) -> Structure:
     return remember(survey, structure_of(questions, by_question, pool_of(survey, [q.pk for q in questions])))
 
 
-def read(survey: Survey, question_id: int | None = None) -> Stamp:
-    """The stamp of the survey's results page (or of one question's page): one cache read, plus the
-    snapshot's rules (:func:`surveys.results.snapshots.read`) and, once per revision, the structure."""
+def read(survey: Survey, question_id: int | None = None, found: dict[str, Any] | None = None) -> Stamp:
+    """The stamp of the survey's results page (or of one question's page): one cache read (none if
+    ``found`` holds the entries under :func:`keys_of` already), plus the snapshot's rules
+    (:func:`surveys.results.snapshots.read`) and, once per revision, the structure."""
     key = _key(survey)
-    found = cache.get_many([*snapshots.keys(survey), key])
-    structure: Structure = found.get(key) or read_structure(survey)
+    found = cache.get_many(keys_of(survey.pk)) if found is None else found
+    entry = found.get(key)
+    structure: Structure = entry[1] if entry is not None and entry[0] == _label(survey) else read_structure(survey)
 
     def every() -> list[Randomization]:
         return list(Randomization.objects.filter(question__survey=survey))
@@ -142,11 +160,12 @@ def changed(survey_id: int | None) -> None:
     """Add 1 to the survey's revision: what its results pages print besides its own row has changed."""
     if survey_id is not None:
         Survey.objects.filter(pk=survey_id).update(revision=F("revision") + 1)
+        access_changed(survey_id)  # the cached row's revision (surveys.access)
 
 
 def _part_changed(sender: Any, instance: Any, **_: Any) -> None:
     if isinstance(instance, Randomization):
-        Survey.objects.filter(questions=instance.question_id).update(revision=F("revision") + 1)
+        changed(Question.objects.filter(pk=instance.question_id).values_list("survey_id", flat=True).first())
     else:
         changed(instance.survey_id)
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from surveys.access import access_changed
 from surveys.models import Survey
 from surveys.teams.models import Membership, Role, Workspace
 
@@ -28,4 +29,5 @@ def load_demo_workspace(owner: Any, password: str, surveys: list[Survey]) -> Wor
         viewer.save(update_fields=["password"])
     Membership.objects.get_or_create(workspace=workspace, user=viewer, defaults={"role": Role.VIEWER})
     Survey.objects.filter(pk__in=[survey.pk for survey in surveys], workspace__isnull=True).update(workspace=workspace)
+    access_changed()
     return workspace

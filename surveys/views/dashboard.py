@@ -1,7 +1,8 @@
 """The results pages: a survey's dashboard, one question's page, its candidate answers, the public page.
 
-Owners see their surveys' results and staff see all (:func:`surveys.access.get_survey_for_results`);
-everyone else gets 404. Reading results costs O(number of options) per question: estimates come
+Owners see their surveys' results and staff see all (:func:`surveys.access.get_survey_to_read`, the
+rule of :func:`~surveys.access.get_survey_for_results` from the cache); everyone else gets 404.
+Reading results costs O(number of options) per question: estimates come
 from the running tallies, and every page answers 304 while its ETag stands.
 """
 
@@ -22,7 +23,12 @@ from django.utils.cache import patch_cache_control
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from surveys.access import get_question_for_owner, get_survey_by_share_slug, get_survey_for_results, needs_granted
+from surveys.access import (
+    get_question_for_owner,
+    get_survey_by_share_slug,
+    get_survey_to_read,
+    needs_granted,
+)
 from surveys.actions import do_set_candidates
 from surveys.forms.candidates import CandidatesForm
 from surveys.http import HtmxHttpRequest
@@ -130,9 +136,9 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 @require_GET
 @reads_results
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    survey = get_survey_for_results(request.user, survey_id)
+    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
     kind, bands = estimate_kind(request), band_kind(request)
-    stamp = stamps.read(survey)  # O(1): the poll and the 304 need nothing else
+    stamp = stamps.read(survey, found=found)  # O(1): the poll and the 304 need nothing else
     if request.htmx and request.GET.get("since") == stamp.signature:
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
@@ -156,10 +162,10 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @require_GET
 @reads_results
 def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
-    survey = get_survey_for_results(request.user, survey_id)
+    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
-    stamp = stamps.read(survey, question.pk)
+    stamp = stamps.read(survey, question.pk, found=found)
     if request.htmx and request.GET.get("since") == stamp.signature:
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)

@@ -19,7 +19,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from surveys.access import GRANTS, get_survey_for, get_workspace_for, surveys_for
+from surveys.access import GRANTS, access_changed, get_survey_for, get_workspace_for, surveys_for
 from surveys.forms.survey import SurveyForm
 from surveys.models import Survey
 from surveys.responding.ratelimits import in_minutes
@@ -166,6 +166,7 @@ def workspace_add_survey(request: HttpRequest, workspace_id: int) -> HttpRespons
             else _movable(request.user).filter(series_id=survey.series_id)
         )
         moved.update(workspace=workspace)
+        access_changed()
         audit.record(request.user, workspace, AuditEntry.Action.MOVED, survey=survey)
     messages.success(request, _("The survey is now in this workspace."))
     return redirect(workspace)

@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from surveys import access
 from surveys.responding.versions import survey_version
 from surveys.results import snapshots, stamps
 from tests.base import make_reports
@@ -166,7 +167,10 @@ def test_polls_and_304s_read_the_snapshots_head_alone(organizer_client, answered
     assert tally_reads(queries) == []
     assert keys.count(snapshots._key(answered)) == 2
     answered.refresh_from_db()  # its revision names its structure's entry
-    assert {key for key in keys if key.startswith("murmur:")} == {*snapshots.keys(answered), stamps._key(answered)}
+    entries = {access.MEMBERSHIPS_TOKEN, f"murmur:access-token:survey:{answered.pk}"}
+    entries.add(f"murmur:access:{answered.pk}:{answered.owner_id}")  # the reader's access entry
+    murmur_keys = {key for key in keys if key.startswith("murmur:")}
+    assert murmur_keys == {*snapshots.keys(answered), stamps._key(answered), *entries}
     head = cache.get(snapshots._key(answered))
     assert head.loaded is None and set(head.digests) == set(cache.get(head.tallies_key))
     organizer_client.get(url, HTTP_IF_NONE_MATCH='"another"')  # a page drawn: now the tallies are read
