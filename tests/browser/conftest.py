@@ -83,17 +83,25 @@ def _live_server_class():
     yield
 
 
-#: Page sweeps (axe-core on every page, the walkthrough's English-word and overflow checks) that
-#: make test runs once, in Korean at the phone width: the stricter language (no English may be left
-#: on it) and the harder layout. CI (make test-all) runs every language and width they take. Each
-#: other run costs 4-15 s on this 2-core machine, and make test keeps under 4 minutes.
-KOREAN_PHONE_ONLY_IN_MAKE_TEST = {
-    "test_organizer_respondent_results_walkthrough",
+#: The walkthrough (axe-core, English-word and overflow checks on every page of organizer ->
+#: respondent -> results) runs in make test once, in Korean at the phone width: the stricter language
+#: (no English may be left on it) and the harder layout. CI (make test-all) runs it in both languages
+#: at both widths.
+KOREAN_PHONE_ONLY_IN_MAKE_TEST = {"test_organizer_respondent_results_walkthrough"}
+
+#: The page sweeps beyond it (axe-core on every other page, the phone-width tables) run in CI only
+#: (make test-all), in every language and width they take: each costs 3-12 s on this 2-core
+#: machine, and make test, the loop, keeps under 4 minutes. Every browser privacy test stays in
+#: make test.
+SWEEPS_IN_CI_ONLY = {
     "test_every_other_page_passes_axe",
     "test_workspace_pages_pass_axe",
     "test_the_new_pages_pass_axe_in_both_languages_at_both_widths",
     "test_the_sampling_panel_and_its_budget_comparison_pass_axe_at_390_px",
     "test_the_condition_editor_and_path_preview_pass_axe_at_390_px",
+    "test_every_respondent_page_passes_axe_in_both_languages",
+    "test_the_builders_language_pages_pass_axe",
+    "test_results_tables_fit_a_phone",
 }
 
 
@@ -104,7 +112,9 @@ def pytest_collection_modifyitems(items):
             params = getattr(item, "callspec", None)
             params = params.params if params else {}
             korean_phone = params.get("language", "ko") == "ko" and params.get("width", "phone") == "phone"
-            if item.originalname in KOREAN_PHONE_ONLY_IN_MAKE_TEST and not korean_phone:
+            if item.originalname in SWEEPS_IN_CI_ONLY or (
+                item.originalname in KOREAN_PHONE_ONLY_IN_MAKE_TEST and not korean_phone
+            ):
                 item.add_marker(pytest.mark.slow)
 
 
