@@ -16,6 +16,7 @@ survey ids reveal nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -47,11 +48,18 @@ def roles_granting(need: Need) -> list[str]:
 
 def surveys_for(user: User, need: Need) -> QuerySet[Survey]:
     """Every survey ``user`` may do ``need`` on (none for anonymous visitors)."""
+    if getattr(user, "is_staff", False) and need in STAFF_GRANTS and user.is_authenticated:
+        return Survey.objects.all()
+    return surveys_of(user, need)
+
+
+def surveys_of(user: User, need: Need) -> QuerySet[Survey]:
+    """The surveys ``user`` may do ``need`` on as their owner or as a member of their workspace:
+    :func:`surveys_for` without staff's grant over every survey, for lists of one's own work (staff
+    may open any survey by id; their lists do not hold the whole site)."""
     roles = roles_granting(need)
     if not user.is_authenticated:
         return Survey.objects.none()
-    if getattr(user, "is_staff", False) and need in STAFF_GRANTS:
-        return Survey.objects.all()
     workspaces = Membership.objects.filter(user_id=user.pk, role__in=roles).values("workspace")
     return Survey.objects.filter(Q(workspace__isnull=True, owner=user) | Q(workspace__in=workspaces))
 
@@ -77,16 +85,27 @@ def get_matrix_for(user: User, survey_id: int, matrix_id: int, role: Need = "edi
 
 def needs_granted(user: User, survey: Survey) -> frozenset[str]:
     """What ``user`` may do on ``survey`` (for templates choosing which links to show)."""
+    return needs_granted_each(user, [survey])[survey.pk]
+
+
+def needs_granted_each(user: User, surveys: Iterable[Survey]) -> dict[int, frozenset[str]]:
+    """What ``user`` may do on each of ``surveys``, by survey id, in one query (for lists)."""
+    surveys = list(surveys)
     if not user.is_authenticated:
-        return frozenset()
-    if survey.workspace_id is None:
-        granted: frozenset[str] = frozenset(NEEDS) if survey.owner_id == user.pk else frozenset()
-    else:
-        role = Membership.objects.filter(workspace_id=survey.workspace_id, user_id=user.pk).values_list(
-            "role", flat=True
-        )
-        granted = GRANTS.get(next(iter(role), ""), frozenset())
-    return granted | (STAFF_GRANTS if getattr(user, "is_staff", False) else frozenset())
+        return {survey.pk: frozenset() for survey in surveys}
+    spaces = {survey.workspace_id for survey in surveys if survey.workspace_id is not None}
+    roles = dict(
+        Membership.objects.filter(workspace_id__in=spaces, user_id=user.pk).values_list("workspace_id", "role")
+    )
+    staff = STAFF_GRANTS if getattr(user, "is_staff", False) else frozenset()
+    granted: dict[int, frozenset[str]] = {}
+    for survey in surveys:
+        if survey.workspace_id is None:
+            own: frozenset[str] = frozenset(NEEDS) if survey.owner_id == user.pk else frozenset()
+        else:
+            own = GRANTS.get(roles.get(survey.workspace_id, ""), frozenset())
+        granted[survey.pk] = own | staff
+    return granted
 
 
 # -- the names views used before roles (kept: other modules call them) -------------------------

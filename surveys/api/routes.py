@@ -1,7 +1,8 @@
 """The organizer API's operations: surveys, questions, lifecycle, rounds, invitations, results.
 
 Every operation loads its survey through :mod:`surveys.access` for the token's owner with the need
-its page has (someone else's survey is a 404): reading and changing the survey, its questions,
+its page has (someone else's survey is a 404); the list holds every survey the owner may read
+(``view``), each with what the token may do on it. Reading and changing the survey, its questions,
 rounds, invitations and webhooks need ``edit`` (the builder's pages), deleting it ``manage``, its
 estimates and transparency statement ``view`` and its raw-report exports ``export``
 (:mod:`surveys.api.results`); tests/surveys/test_api_role_walk.py walks them by role. Changes go
@@ -22,8 +23,16 @@ from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, surveys_for
-from surveys.api import schemas
+from surveys.access import (
+    NEEDS,
+    get_question_for_owner,
+    get_survey_for,
+    get_survey_for_owner,
+    needs_granted,
+    needs_granted_each,
+    surveys_of,
+)
+from surveys.api import downloads, schemas
 from surveys.api.auth import read_token, write_token
 from surveys.forms.matrix import MatrixForm
 from surveys.forms.pair import PairForm
@@ -69,7 +78,11 @@ def id_path() -> Any:
 SURVEY_FIELDS = list(SurveyForm.Meta.fields)
 
 
-def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+def survey_out(request: HttpRequest, survey: Survey, granted: frozenset[str] | None = None) -> dict[str, Any]:
+    """The survey as the API shows it to the token's owner, who may do ``granted`` on it (looked up
+    when not given): ``access`` says what, ``exports`` links only the downloads it allows."""
+    if granted is None:
+        granted = needs_granted(token_owner(request), survey)
     return {
         **model_to_dict(survey, fields=SURVEY_FIELDS),
         "id": survey.pk,
@@ -83,6 +96,8 @@ def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
         "transparency_url": request.build_absolute_uri(reverse("transparency", args=[survey.slug])),
         "results_url": request.build_absolute_uri(survey.get_results_url()),
         "responses": survey.response_count(),
+        "access": [need for need in NEEDS if need in granted],
+        "exports": downloads.links(request, survey, granted),
     }
 
 
@@ -105,9 +120,12 @@ def form_data(values: dict[str, Any], lists: dict[str, str] | None = None) -> di
 
 @router.get("/surveys", response={200: list[schemas.SurveyOut], **ERRORS}, auth=read_token, tags=["surveys"])
 def list_surveys(request: HttpRequest) -> Any:
-    """The surveys the token's owner may edit (their own and their workspaces'), newest first."""
-    surveys = surveys_for(token_owner(request), "edit").select_related("series")
-    return [survey_out(request, survey) for survey in surveys]
+    """The surveys the token's owner may read: their own and their workspaces' whatever their role,
+    newest first; each says what the token may do on it (``access``) and links its downloads."""
+    owner = token_owner(request)
+    surveys = list(surveys_of(owner, "view").select_related("series"))
+    granted = needs_granted_each(owner, surveys)
+    return [survey_out(request, survey, granted[survey.pk]) for survey in surveys]
 
 
 @router.post("/surveys", response={201: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])

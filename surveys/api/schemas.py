@@ -74,6 +74,11 @@ class SurveyOut(Schema):
     transparency_url: str
     results_url: str
     responses: int
+    access: list[Literal["view", "export", "edit", "manage"]]
+    """What the token may do on the survey: ``view`` its results (estimates, transparency), ``export``
+    its raw reports, ``edit`` it (its settings, questions, lifecycle, invitations), ``manage`` delete it."""
+    exports: dict[str, str]
+    """The downloads the token may fetch, by file name (a viewer's: the estimates only)."""
 
 
 class RandomizationOut(Schema):
