@@ -154,3 +154,12 @@ def get_workspace_for(user: User, workspace_id: int, role: Need = "view") -> tup
 def get_survey_by_share_slug(slug: str) -> Survey:
     """The survey behind a share link, for respondents; drafts are not shared."""
     return get_object_or_404(Survey.objects.exclude(status=Survey.Status.DRAFT), slug=slug)
+
+
+def get_survey_for_transparency(user: User, slug: str) -> Survey:
+    """The survey behind a share link, for its transparency statement: public once it has opened; a
+    draft (nothing in force yet) only for whoever may ``view`` it, else 404 as for no survey."""
+    survey = get_object_or_404(Survey, slug=slug)
+    if survey.status == Survey.Status.DRAFT and "view" not in needs_granted(user, survey):
+        raise Http404
+    return survey

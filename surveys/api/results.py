@@ -14,6 +14,7 @@ from surveys.api import schemas
 from surveys.api.auth import read_token
 from surveys.api.downloads import EXPORT_NEEDS, EXPORTS
 from surveys.api.routes import ERRORS, id_path, router, token_owner
+from surveys.models import Survey
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import estimate_rows
 from surveys.teams import audit
@@ -76,7 +77,8 @@ def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
 )
 def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """The transparency statement: every question's client spec in force, its digest, and every version.
-    Whoever may read the survey's results may read it (viewers too), as its page is public."""
+    Whoever may read the survey's results may read it (viewers too), as its page: public once the
+    survey has opened; a draft's is not (``public`` false) and holds nothing in force yet."""
     survey = get_survey_for_results(token_owner(request), survey_id)
     record = survey_record(survey)
     versions = [
@@ -94,4 +96,11 @@ def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
         for q in record.questions
         for v in q.versions
     ]
-    return {"survey_id": survey.pk, "digest": record.digest, "entries": record.entries, "versions": versions}
+    return {
+        "survey_id": survey.pk,
+        "status": survey.status,
+        "public": survey.status != Survey.Status.DRAFT,
+        "digest": record.digest,
+        "entries": record.entries,
+        "versions": versions,
+    }

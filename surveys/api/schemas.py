@@ -241,6 +241,9 @@ class EstimatesOut(Schema):
 
 class TransparencyOut(Schema):
     survey_id: int
+    status: Literal["draft", "open", "closed"]
+    public: bool
+    """Whether its page is public: once the survey has opened (a draft's holds nothing in force yet)."""
     digest: str
     entries: list[dict[str, Any]]
     versions: list[dict[str, Any]]

@@ -249,6 +249,24 @@ def test_each_listed_survey_offers_only_what_its_reader_may_do(client, team, who
         assert call(client, token, "get", urlsplit(url).path).status_code in (200, 202), url
 
 
+@pytest.mark.parametrize("who", ROLES)
+def test_a_drafts_transparency_is_read_by_its_readers_and_marked_not_public(client, team, who):
+    """A draft's transparency statement, as its page: not public (nothing is in force until it opens);
+    whoever may read the survey's results gets it marked ``public: false``, anyone else 404."""
+    draft = make_survey(team.users["owner"], title="Unopened pulse", workspace=team.workspace)
+    make_question(draft, text="Not yet asked?")
+    token = make_token(team.users[who], scope="read")
+    response = call(client, token, "get", f"/api/v1/surveys/{draft.pk}/transparency")
+    if "view" not in GRANTED[who]:
+        assert response.status_code == 404 and b"Not yet asked" not in response.content
+        return
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["public"], body["entries"]) == ("draft", False, [])
+    opened = call(client, token, "get", f"/api/v1/surveys/{team.survey.pk}/transparency").json()
+    assert (opened["status"], opened["public"]) == ("open", True) and opened["entries"]
+
+
 def test_a_surveys_new_owner_is_the_tokens_never_the_workspace(client, team):
     """POST /surveys makes a personal survey of the token's owner, whatever their role elsewhere."""
     token = make_token(team.users["viewer"])
