@@ -39,6 +39,7 @@ from surveys.forms.pair import PairForm
 from surveys.forms.question import QuestionForm, initial_from_question
 from surveys.forms.survey import SurveyForm
 from surveys.integrations import ApiToken
+from surveys.kinds import options_as_written
 from surveys.models import Question, Survey
 from surveys.series import rounds
 
@@ -241,7 +242,9 @@ def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int 
     """Add a question of any kind the builder offers, checked by the builder's form: its options or range,
     its epsilon against the survey's cap, and its mechanism ("auto": the advisor's lowest-error choice)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
-    form = QuestionForm(form_data(body.dict(), QUESTION_LISTS), survey=survey)
+    values = body.dict()
+    values["options"] = options_as_written(body.kind, body.options, body.prefer_not_to_say, None)
+    form = QuestionForm(form_data(values, QUESTION_LISTS), survey=survey)
     if not form.is_valid():
         raise FormRefused(form, FORM_TO_API)
     return Status(201, question_out(actions.do_add_question(survey, form.cleaned_data)))
@@ -274,6 +277,11 @@ def update_question(
     question = get_question_for_owner(token_owner(request), survey_id, question_id)
     data = form_data(initial_from_question(question))
     changes = body.dict(exclude_unset=True)
+    if changes.get("options"):  # read back with its "Prefer not to say" last: given back so, it is Murmur's
+        offers = changes.get("prefer_not_to_say")
+        offers = question.prefer_not_to_say if offers is None else offers
+        kind = changes.get("kind") or question.kind
+        changes["options"] = options_as_written(kind, changes["options"], offers, question)
     for name in (name for name, value in changes.items() if value is None):
         data.pop(QUESTION_LISTS.get(name, name), None)
     data.update(form_data(changes, QUESTION_LISTS))

@@ -96,6 +96,8 @@ class QuestionIn(Schema):
     text: str
     kind: str = "single"
     options: list[str] = Field(default_factory=list)
+    """The options; with ``prefer_not_to_say``, Murmur adds "Prefer not to say" last, so give them without
+    it or, as the API reads them back, with it last (it is then taken as Murmur's, not doubled)."""
     epsilon: float = 1.0
     mechanism: str = "auto"
     d: int | None = None
@@ -146,6 +148,7 @@ class QuestionOut(Schema):
     text: str
     kind: str
     options: list[str]
+    """Every option, "Prefer not to say" last when it is offered (write them back as they are)."""
     epsilon: float
     mechanism: str
     mechanism_params: dict[str, Any]
