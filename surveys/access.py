@@ -26,7 +26,7 @@ is never served after it: a removed member is refused at their next request, as 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -61,11 +61,18 @@ def roles_granting(need: Need) -> list[str]:
 
 def surveys_for(user: User, need: Need) -> QuerySet[Survey]:
     """Every survey ``user`` may do ``need`` on (none for anonymous visitors)."""
+    if getattr(user, "is_staff", False) and need in STAFF_GRANTS and user.is_authenticated:
+        return Survey.objects.all()
+    return surveys_of(user, need)
+
+
+def surveys_of(user: User, need: Need) -> QuerySet[Survey]:
+    """The surveys ``user`` may do ``need`` on as their owner or as a member of their workspace:
+    :func:`surveys_for` without staff's grant over every survey, for lists of one's own work (staff
+    may open any survey by id; their lists do not hold the whole site)."""
     roles = roles_granting(need)
     if not user.is_authenticated:
         return Survey.objects.none()
-    if getattr(user, "is_staff", False) and need in STAFF_GRANTS:
-        return Survey.objects.all()
     workspaces = Membership.objects.filter(user_id=user.pk, role__in=roles).values("workspace")
     return Survey.objects.filter(Q(workspace__isnull=True, owner=user) | Q(workspace__in=workspaces))
 
@@ -91,15 +98,19 @@ def get_matrix_for(user: User, survey_id: int, matrix_id: int, role: Need = "edi
 
 def needs_granted(user: User, survey: Survey) -> frozenset[str]:
     """What ``user`` may do on ``survey`` (for templates choosing which links to show)."""
+    return needs_granted_each(user, [survey])[survey.pk]
+
+
+def needs_granted_each(user: User, surveys: Iterable[Survey]) -> dict[int, frozenset[str]]:
+    """What ``user`` may do on each of ``surveys``, by survey id, in one query (for lists)."""
+    surveys = list(surveys)
     if not user.is_authenticated:
-        return frozenset()
-    role = None
-    if survey.workspace_id is not None:
-        found = Membership.objects.filter(workspace_id=survey.workspace_id, user_id=user.pk).values_list(
-            "role", flat=True
-        )
-        role = next(iter(found), None)
-    return _granted(user, survey, role)
+        return {survey.pk: frozenset() for survey in surveys}
+    spaces = {survey.workspace_id for survey in surveys if survey.workspace_id is not None}
+    roles: dict[int | None, str] = dict(
+        Membership.objects.filter(workspace_id__in=spaces, user_id=user.pk).values_list("workspace_id", "role")
+    )
+    return {survey.pk: _granted(user, survey, roles.get(survey.workspace_id)) for survey in surveys}
 
 
 def _granted(user: User, survey: Survey, role: str | None) -> frozenset[str]:
@@ -235,3 +246,12 @@ def get_workspace_for(user: User, workspace_id: int, role: Need = "view") -> tup
 def get_survey_by_share_slug(slug: str) -> Survey:
     """The survey behind a share link, for respondents; drafts are not shared."""
     return get_object_or_404(Survey.objects.exclude(status=Survey.Status.DRAFT), slug=slug)
+
+
+def get_survey_for_transparency(user: User, slug: str) -> Survey:
+    """The survey behind a share link, for its transparency statement: public once it has opened; a
+    draft (nothing in force yet) only for whoever may ``view`` it, else 404 as for no survey."""
+    survey = get_object_or_404(Survey, slug=slug)
+    if survey.status == Survey.Status.DRAFT and "view" not in needs_granted(user, survey):
+        raise Http404
+    return survey

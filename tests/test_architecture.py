@@ -2,7 +2,8 @@
 
 ``ldp`` is a framework-free library: it imports nothing of Django or ``surveys``. And no module of
 ``ldp`` or ``surveys`` reaches itself again through imports, at module level or inside functions
-(an import made only for type checking, under ``if TYPE_CHECKING:``, does not count: it never runs).
+(an import made only for type checking, under ``if TYPE_CHECKING:``, never runs, but makes no circle
+either: a lower layer reads a higher one's objects through a Protocol of its own).
 """
 
 from __future__ import annotations
@@ -45,12 +46,18 @@ def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def imported_names(path: Path, module: str) -> set[str]:
+def _every_import(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, those made only for the type checker too."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
+
+
+def imported_names(path: Path, module: str, typing: bool = False) -> set[str]:
     """Dotted names a module imports at run time (``from a import b`` gives ``a.b``: the module a.b,
     or the name b of module a, which :func:`import_graph` then reads as a)."""
     names: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in _runtime_imports(ast.parse(path.read_text(), str(path))):
+    statements = _every_import if typing else _runtime_imports
+    for node in statements(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
             continue
@@ -62,13 +69,14 @@ def imported_names(path: Path, module: str) -> set[str]:
     return names
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports (a name that is not a module counts as its package)."""
+def import_graph(typing: bool = False) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (a name that is not a module counts as its package);
+    with ``typing``, also those it imports only for the type checker."""
     every = modules()
     graph: dict[str, set[str]] = {}
     for module, path in every.items():
         targets = set()
-        for name in imported_names(path, module):
+        for name in imported_names(path, module, typing):
             while name and name not in every:
                 name = name.rpartition(".")[0]
             if name and name != module:
@@ -123,6 +131,12 @@ def test_ldp_imports_nothing_of_django_or_surveys():
 
 def test_no_module_reaches_itself_through_imports():
     assert cycles(import_graph()) == []
+
+
+def test_no_module_reaches_itself_even_for_the_type_checker():
+    """A layer names a higher one not even in an annotation: it reads it through a Protocol of its own
+    (``surveys.kinds.base.ResultView`` for the results' ``QuestionResult``)."""
+    assert cycles(import_graph(typing=True)) == []
 
 
 def test_the_cycle_finder_finds_a_cycle_and_ignores_a_chain():

@@ -3,26 +3,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from django.http import HttpRequest
-from django.http.response import HttpResponseBase
 from ninja import Status
 from ninja.errors import HttpError
 
-from surveys.access import Need, get_survey_for, get_survey_for_results
+from surveys.access import get_survey_for, get_survey_for_results
 from surveys.api import schemas
 from surveys.api.auth import read_token
+from surveys.api.downloads import EXPORT_NEEDS, EXPORTS
 from surveys.api.routes import ERRORS, id_path, router, token_owner
+from surveys.models import Survey
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import estimate_rows
 from surveys.teams import audit
 from surveys.transparency import survey_record
-from surveys.views import exports as export_views
-from surveys.views.stats_exports import FORMATS as STATS_FORMATS
-from surveys.views.stats_exports import stats_export
 from surveys.webhooks import finite
 
 # -- results ----------------------------------------------------------------------------------
@@ -44,17 +40,6 @@ def estimates(request: HttpRequest, survey_id: int = id_path()) -> Any:
         "signature": state.signature,
         "estimates": [finite(row) for row in estimate_rows(survey)],
     }
-
-
-#: The downloads, by file name: the organizer pages' own export views.
-EXPORTS: dict[str, Callable[..., HttpResponseBase]] = {
-    **{f"estimates.{fmt}": partial(export_views.export_estimates, fmt=fmt) for fmt in ("csv", "json")},
-    **{f"reports.{fmt}": partial(export_views.export_reports, fmt=fmt) for fmt in ("csv", "json")},
-    **{name: partial(stats_export, name=name) for name in STATS_FORMATS},
-}
-#: What each download needs, as on the pages: estimates are results (``view``, viewers too); the raw
-#: reports and the files made from them are record-level (``export``: not for viewers).
-EXPORT_NEEDS: dict[str, Need] = {name: "view" if name.startswith("estimates.") else "export" for name in EXPORTS}
 
 
 @router.get(
@@ -92,7 +77,8 @@ def export(request: HttpRequest, name: str, survey_id: int = id_path()) -> Any:
 )
 def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """The transparency statement: every question's client spec in force, its digest, and every version.
-    Whoever may read the survey's results may read it (viewers too), as its page is public."""
+    Whoever may read the survey's results may read it (viewers too), as its page: public once the
+    survey has opened; a draft's is not (``public`` false) and holds nothing in force yet."""
     survey = get_survey_for_results(token_owner(request), survey_id)
     record = survey_record(survey)
     versions = [
@@ -110,4 +96,11 @@ def transparency(request: HttpRequest, survey_id: int = id_path()) -> Any:
         for q in record.questions
         for v in q.versions
     ]
-    return {"survey_id": survey.pk, "digest": record.digest, "entries": record.entries, "versions": versions}
+    return {
+        "survey_id": survey.pk,
+        "status": survey.status,
+        "public": survey.status != Survey.Status.DRAFT,
+        "digest": record.digest,
+        "entries": record.entries,
+        "versions": versions,
+    }

@@ -1,7 +1,8 @@
 """The organizer API's operations: surveys, questions, lifecycle, rounds, invitations, results.
 
 Every operation loads its survey through :mod:`surveys.access` for the token's owner with the need
-its page has (someone else's survey is a 404): reading and changing the survey, its questions,
+its page has (someone else's survey is a 404); the list holds every survey the owner may read
+(``view``), each with what the token may do on it. Reading and changing the survey, its questions,
 rounds, invitations and webhooks need ``edit`` (the builder's pages), deleting it ``manage``, its
 estimates and transparency statement ``view`` and its raw-report exports ``export``
 (:mod:`surveys.api.results`); tests/surveys/test_api_role_walk.py walks them by role. Changes go
@@ -22,14 +23,23 @@ from ninja import Path, Router, Status
 from ninja.errors import HttpError
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, surveys_for
-from surveys.api import schemas
+from surveys.access import (
+    NEEDS,
+    get_question_for_owner,
+    get_survey_for,
+    get_survey_for_owner,
+    needs_granted,
+    needs_granted_each,
+    surveys_of,
+)
+from surveys.api import downloads, schemas
 from surveys.api.auth import read_token, write_token
 from surveys.forms.matrix import MatrixForm
 from surveys.forms.pair import PairForm
 from surveys.forms.question import QuestionForm, initial_from_question
 from surveys.forms.survey import SurveyForm
 from surveys.integrations import ApiToken
+from surveys.kinds import options_as_written
 from surveys.models import Question, Survey
 from surveys.series import rounds
 
@@ -69,7 +79,11 @@ def id_path() -> Any:
 SURVEY_FIELDS = list(SurveyForm.Meta.fields)
 
 
-def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
+def survey_out(request: HttpRequest, survey: Survey, granted: frozenset[str] | None = None) -> dict[str, Any]:
+    """The survey as the API shows it to the token's owner, who may do ``granted`` on it (looked up
+    when not given): ``access`` says what, ``exports`` links only the downloads it allows."""
+    if granted is None:
+        granted = needs_granted(token_owner(request), survey)
     return {
         **model_to_dict(survey, fields=SURVEY_FIELDS),
         "id": survey.pk,
@@ -83,6 +97,8 @@ def survey_out(request: HttpRequest, survey: Survey) -> dict[str, Any]:
         "transparency_url": request.build_absolute_uri(reverse("transparency", args=[survey.slug])),
         "results_url": request.build_absolute_uri(survey.get_results_url()),
         "responses": survey.response_count(),
+        "access": [need for need in NEEDS if need in granted],
+        "exports": downloads.links(request, survey, granted),
     }
 
 
@@ -105,9 +121,12 @@ def form_data(values: dict[str, Any], lists: dict[str, str] | None = None) -> di
 
 @router.get("/surveys", response={200: list[schemas.SurveyOut], **ERRORS}, auth=read_token, tags=["surveys"])
 def list_surveys(request: HttpRequest) -> Any:
-    """The surveys the token's owner may edit (their own and their workspaces'), newest first."""
-    surveys = surveys_for(token_owner(request), "edit").select_related("series")
-    return [survey_out(request, survey) for survey in surveys]
+    """The surveys the token's owner may read: their own and their workspaces' whatever their role,
+    newest first; each says what the token may do on it (``access``) and links its downloads."""
+    owner = token_owner(request)
+    surveys = list(surveys_of(owner, "view").select_related("series"))
+    granted = needs_granted_each(owner, surveys)
+    return [survey_out(request, survey, granted[survey.pk]) for survey in surveys]
 
 
 @router.post("/surveys", response={201: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])
@@ -223,7 +242,9 @@ def add_question(request: HttpRequest, body: schemas.QuestionIn, survey_id: int 
     """Add a question of any kind the builder offers, checked by the builder's form: its options or range,
     its epsilon against the survey's cap, and its mechanism ("auto": the advisor's lowest-error choice)."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
-    form = QuestionForm(form_data(body.dict(), QUESTION_LISTS), survey=survey)
+    values = body.dict()
+    values["options"] = options_as_written(body.kind, body.options, body.prefer_not_to_say, None)
+    form = QuestionForm(form_data(values, QUESTION_LISTS), survey=survey)
     if not form.is_valid():
         raise FormRefused(form, FORM_TO_API)
     return Status(201, question_out(actions.do_add_question(survey, form.cleaned_data)))
@@ -256,6 +277,11 @@ def update_question(
     question = get_question_for_owner(token_owner(request), survey_id, question_id)
     data = form_data(initial_from_question(question))
     changes = body.dict(exclude_unset=True)
+    if changes.get("options"):  # read back with its "Prefer not to say" last: given back so, it is Murmur's
+        offers = changes.get("prefer_not_to_say")
+        offers = question.prefer_not_to_say if offers is None else offers
+        kind = changes.get("kind") or question.kind
+        changes["options"] = options_as_written(kind, changes["options"], offers, question)
     for name in (name for name, value in changes.items() if value is None):
         data.pop(QUESTION_LISTS.get(name, name), None)
     data.update(form_data(changes, QUESTION_LISTS))

@@ -74,6 +74,11 @@ class SurveyOut(Schema):
     transparency_url: str
     results_url: str
     responses: int
+    access: list[Literal["view", "export", "edit", "manage"]]
+    """What the token may do on the survey: ``view`` its results (estimates, transparency), ``export``
+    its raw reports, ``edit`` it (its settings, questions, lifecycle, invitations), ``manage`` delete it."""
+    exports: dict[str, str]
+    """The downloads the token may fetch, by file name (a viewer's: the estimates only)."""
 
 
 class RandomizationOut(Schema):
@@ -91,6 +96,8 @@ class QuestionIn(Schema):
     text: str
     kind: str = "single"
     options: list[str] = Field(default_factory=list)
+    """The options; with ``prefer_not_to_say``, Murmur adds "Prefer not to say" last, so give them without
+    it or, as the API reads them back, with it last (it is then taken as Murmur's, not doubled)."""
     epsilon: float = 1.0
     mechanism: str = "auto"
     d: int | None = None
@@ -141,6 +148,7 @@ class QuestionOut(Schema):
     text: str
     kind: str
     options: list[str]
+    """Every option, "Prefer not to say" last when it is offered (write them back as they are)."""
     epsilon: float
     mechanism: str
     mechanism_params: dict[str, Any]
@@ -236,6 +244,9 @@ class EstimatesOut(Schema):
 
 class TransparencyOut(Schema):
     survey_id: int
+    status: Literal["draft", "open", "closed"]
+    public: bool
+    """Whether its page is public: once the survey has opened (a draft's holds nothing in force yet)."""
     digest: str
     entries: list[dict[str, Any]]
     versions: list[dict[str, Any]]

@@ -57,7 +57,7 @@ from surveys.kinds.base import (
     clean_option_lines,
     randomization_digest,
 )
-from surveys.kinds.choice import ChoiceKind, YesNoKind
+from surveys.kinds.choice import ChoiceKind, YesNoKind, prefer_not_labels
 from surveys.kinds.direct import DirectSummary
 from surveys.kinds.matrix import MatrixItemKind
 from surveys.kinds.mean import MeanSummary, Synthetic, synthetic
@@ -113,6 +113,7 @@ __all__ = [
     "randomized_only",
     "recommend_rating_estimate",
     "prefer_not_kinds",
+    "options_as_written",
     "scale_points",
     "skip_index",
     "summary_for",
@@ -214,6 +215,17 @@ def adaptive_kinds() -> str:
 def prefer_not_kinds() -> str:
     """The kinds whose builder offers "Prefer not to say", space-separated (the form's ``data-kinds``)."""
     return " ".join(name for name, kind in KINDS.items() if kind.offers_prefer_not_to_say)
+
+
+def options_as_written(kind: str, options: list[str], prefer_not_to_say: bool, question: Question | None) -> list[str]:
+    """``options`` as the builder's option lines take them: the organizer's own. A question offering
+    "Prefer not to say" is read back with Murmur's label last (the API's ``options``); given back so,
+    with the offer kept, that last label is Murmur's and is dropped, as the builder adds it again. A
+    label anywhere else stays, and the builder refuses it."""
+    described = KINDS.get(kind)
+    if not (options and prefer_not_to_say and described is not None and described.offers_prefer_not_to_say):
+        return options
+    return options[:-1] if options[-1].casefold() in prefer_not_labels(question) else options
 
 
 def randomized_only(reports: Any) -> Any:

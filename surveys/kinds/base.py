@@ -6,8 +6,9 @@ tally becomes (estimates, the results card, export rows, trend values, receipt w
 follows the mechanism's family (:func:`ldp.registry.family_of`), except where a kind overrides it
 (a declared pair's cross-tab): :func:`surveys.kinds.summary_for` is the one place that decides.
 
-Results objects are only named for the type checker here: :mod:`surveys.results` imports this
-package, never the other way round.
+A summary reads a question's results through :class:`ResultView`, the part of
+:class:`surveys.results.estimates.QuestionResult` it needs: :mod:`surveys.results` imports this
+package, never the other way round, not even for the type checker.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from django.utils.translation import gettext as _
@@ -26,11 +27,10 @@ from ldp.estimates import FrequencyEstimate, Interval
 from ldp.multiselect import SharesEstimate
 from ldp.numeric import MeanEstimate
 from ldp.registry import family_of, names
+from ldp.textreports import CandidateCounts
 from surveys.models import MAX_OPTIONS, MIN_OPTIONS, Question, Randomization
 from surveys.results import charts
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
+from surveys.results.integrity import IntegrityCheck
 
 #: Below this many reports, or while the expected error exceeds an even share, no estimate is shown.
 MIN_REPORTS = 10
@@ -49,6 +49,48 @@ BAND_KINDS = {
     "unbiased": "normal",  # estimate +/- 1.96 standard errors (analytic covariance)
     "consistent": "unified",  # Feldman-Cousins intervals on [0, 1] (ldp.intervals.unified_interval)
 }
+
+
+class ResultView(Protocol):
+    """One randomization's results as a summary reads them (read-only), which
+    :class:`surveys.results.estimates.QuestionResult` satisfies."""
+
+    @property
+    def question(self) -> Question: ...
+    @property
+    def randomization(self) -> Randomization: ...
+    @property
+    def mechanism(self) -> Any: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def raw_counts(self) -> np.ndarray: ...
+    @property
+    def unbiased(self) -> FrequencyEstimate | None: ...
+    @property
+    def consistent(self) -> FrequencyEstimate | None: ...
+    @property
+    def expected_half_width(self) -> float | None: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def integrity(self) -> IntegrityCheck | None: ...
+    @property
+    def mean(self) -> MeanEstimate | None: ...
+    @property
+    def text(self) -> CandidateCounts | None: ...
+    @property
+    def multi(self) -> SharesEstimate | None: ...
+    @property
+    def question_kind(self) -> QuestionKind: ...
+    @property
+    def summary(self) -> Summary: ...
+    @property
+    def enough(self) -> bool: ...
+    @property
+    def reports_needed(self) -> int: ...
+    def estimate(self, which: Literal["consistent", "unbiased"]) -> FrequencyEstimate | None: ...
+    def bands(self, kind: Literal["consistent", "unbiased"], bands: str) -> Interval: ...
 
 
 class KindError(ValueError):
@@ -150,27 +192,27 @@ class Summary:
         """(candidate counts, why not): free text's query of the organizer's candidates; (None, "") elsewhere."""
         return None, ""
 
-    def target(self, result: QuestionResult) -> float:
+    def target(self, result: ResultView) -> float:
         """The largest expected 95 % half-width at which the page shows the estimate."""
         raise NotImplementedError
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         """Whether the estimate means something: MIN_REPORTS reports, and its error within :meth:`target`."""
         raise NotImplementedError
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         """Reports needed for the expected half-width :meth:`enough` asks for; error ~ 1/sqrt(n)."""
         raise NotImplementedError
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """Fill the results card's ``view`` (rows, chart...) for a result with enough reports."""
         raise NotImplementedError
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         """Fill ``view`` with what can honestly be said of a result with reports but too few for its
         card (:meth:`enough` is False): nothing unless overridden."""
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         """The estimates export's rows of a result with reports."""
         raise NotImplementedError
 
@@ -182,11 +224,11 @@ class Summary:
         """A trend's labels: one per value of :meth:`round_values`."""
         return list(question.options) if self.per_option else [""]
 
-    def bounds(self, result: QuestionResult) -> tuple[float, float]:
+    def bounds(self, result: ResultView) -> tuple[float, float]:
         """The feasible range of each value of :meth:`round_values`: a share's [0, 1] unless overridden."""
         return 0.0, 1.0
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         """One round's unbiased values and standard errors (None: not estimated)."""
         raise NotImplementedError
 
@@ -203,7 +245,7 @@ class Summary:
         return ""
 
 
-def common_columns(result: QuestionResult) -> dict[str, Any]:
+def common_columns(result: ResultView) -> dict[str, Any]:
     """The estimates export's columns that every row of a result shares."""
     r = result.randomization
     return {
@@ -359,7 +401,7 @@ def clean_option_lines(options: list[str]) -> list[str]:
     return options
 
 
-def bars_chart(result: QuestionResult, name: str, labels: list[str], columns: list[Any], *parts: str) -> str:
+def bars_chart(result: ResultView, name: str, labels: list[str], columns: list[Any], *parts: str) -> str:
     """:func:`surveys.results.charts.estimate_bars` of (share, low, high) per label, drawn once per
     (randomization, tally, ``parts``, labels, language)."""
     material = [

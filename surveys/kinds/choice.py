@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -28,6 +30,18 @@ PREFER_NOT_FIELD = forms.BooleanField(
         "its randomized report too, so its share counts both, and skipping reveals nothing more than answering."
     ),
 )
+
+
+def prefer_not_labels(question: Question | None) -> set[str]:
+    """The labels Murmur gives the "Prefer not to say" it adds, casefolded: the default in every
+    language the site speaks, and ``question``'s own once it offers one (its wording is kept)."""
+    labels = set()
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            labels.add(str(_("Prefer not to say")).casefold())
+    if question is not None and question.prefer_not_index is not None:
+        labels.add(question.options[-1].casefold())
+    return labels
 
 
 class ChoiceKind(QuestionKind):

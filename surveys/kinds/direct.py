@@ -15,18 +15,15 @@ applies the same threshold.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.utils.translation import gettext as _
 
 import ldp
-from surveys.kinds.base import Found, common_columns
+from surveys.kinds.base import Found, ResultView, common_columns
 from surveys.kinds.designs import SMALL_GROUP
 from surveys.kinds.shares import SharesSummary, option_labels
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 
 def hidden_groups(counts: Any, threshold: int = SMALL_GROUP) -> np.ndarray:
@@ -58,13 +55,13 @@ class DirectSummary(SharesSummary):
     choice_reports = False
     samples = False  # sent only when answered: a sampled question's absence would tell the draw
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         return result.n >= SMALL_GROUP
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         return SMALL_GROUP
 
-    def rows(self, result: QuestionResult) -> list[dict[str, Any]]:
+    def rows(self, result: ResultView) -> list[dict[str, Any]]:
         counts = np.asarray(result.raw_counts, dtype=np.int64)
         hidden = hidden_groups(counts)
         return [
@@ -77,14 +74,14 @@ class DirectSummary(SharesSummary):
             for i, label in enumerate(result.question.options)
         ]
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         view["groups"] = self.rows(result)
         view["small_group"] = SMALL_GROUP
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         view["small_group"] = SMALL_GROUP
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         if result.n < SMALL_GROUP:
             return
         for i, row in enumerate(self.rows(result)):
@@ -98,7 +95,7 @@ class DirectSummary(SharesSummary):
                 "unbiased": row["share"],
             }
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         return None  # no trends of small groups across rounds
 
     def describe(self, mechanism: Any, options: list[str], report: dict[str, Any]) -> str:

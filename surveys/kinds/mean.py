@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
@@ -30,6 +30,7 @@ from surveys.kinds.base import (
     MIN_REPORTS,
     Estimates,
     Found,
+    ResultView,
     Summary,
     common_columns,
     feasible_summary,
@@ -40,9 +41,6 @@ from surveys.responding import tallies
 from surveys.results import charts
 from surveys.series import memoization
 from surveys.templatetags.murmur import number
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 
 class MeanSummary(Summary):
@@ -68,11 +66,11 @@ class MeanSummary(Summary):
         half_width = Z_95 * mechanism.expected_standard_error(tally.n)
         return Estimates(None, None, half_width, mean=mechanism.estimate(tally))
 
-    def target(self, result: QuestionResult) -> float:
+    def target(self, result: ResultView) -> float:
         """The largest expected half-width of a mean that the page shows: MEAN_PRECISION of the range."""
         return MEAN_PRECISION * (result.mechanism.hi - result.mechanism.lo)
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         """MIN_REPORTS reports, and an expected half-width within MEAN_PRECISION of the range."""
         return (
             result.mean is not None
@@ -81,10 +79,10 @@ class MeanSummary(Summary):
             and result.expected_half_width <= self.target(result)
         )
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         return respondents_for(Z_95 * result.mechanism.expected_standard_error(1), self.target(result), 1)
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """The mean with its standard error and 95 % interval, drawn on the question's range: in the
         "consistent" view cut to the range (:func:`~surveys.kinds.base.feasible_summary`), else unbiased."""
         value = mean_value(result)
@@ -99,21 +97,21 @@ class MeanSummary(Summary):
         )
         view["synthetic"] = synthetic(result)
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         """The unbiased mean, and in the consistent columns the mean cut to the question's range."""
         yield {**common_columns(result), **summary_columns("mean", mean_value(result), self.bounds(result))}
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         """The mean's 95 % interval cut to the range (:func:`~surveys.kinds.base.feasible_summary`):
         however wide, it says where the mean lies."""
         if result.mean is not None:
             view["few_mean"] = feasible_summary(mean_value(result), self.bounds(result))
 
-    def bounds(self, result: QuestionResult) -> tuple[float, float]:
+    def bounds(self, result: ResultView) -> tuple[float, float]:
         """The question's range [lo, hi]."""
         return float(result.mechanism.lo), float(result.mechanism.hi)
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         if result.mean is None:
             return None
         return np.array([result.mean.mean]), np.array([result.mean.standard_error])
@@ -136,7 +134,7 @@ class MeanSummary(Summary):
         )
 
 
-def mean_value(result: QuestionResult) -> dict[str, float]:
+def mean_value(result: ResultView) -> dict[str, float]:
     """The unbiased mean, its standard error and its 95 % interval."""
     assert result.mean is not None
     low, high = result.mean.confidence_interval(0.95)
@@ -158,7 +156,7 @@ class Synthetic:
     """Formula 6.11 between the privatized estimate's interval and :attr:`interval`."""
 
 
-def synthetic(result: QuestionResult) -> Synthetic | None:
+def synthetic(result: ResultView) -> Synthetic | None:
     """Modips records for a numeric result with enough reports, once per tally (else None).
 
     Seeded by the tally's digest, so the page and every download of one tally show the same records.

@@ -7,7 +7,7 @@ chosen, from unary encodings of the set or padding-and-sampling (Wang et al. 201
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.utils.translation import gettext as _
@@ -26,6 +26,7 @@ from surveys.kinds.base import (
     Found,
     KindError,
     QuestionKind,
+    ResultView,
     Summary,
     bars_chart,
     clean_option_lines,
@@ -34,9 +35,6 @@ from surveys.kinds.base import (
 )
 from surveys.kinds.shares import option_labels
 from surveys.models import Question, Randomization
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 
 class MultiSelectKind(QuestionKind):
@@ -102,7 +100,7 @@ class MultiSummary(Summary):
     def raw_count_label(self, mechanism_name: str) -> str:
         return str(RAW_COUNT_LABELS[mechanism_name])
 
-    def target(self, result: QuestionResult) -> float:
+    def target(self, result: ResultView) -> float:
         """The largest expected half-width of each option's share that the page shows.
 
         An even share (1 / k) as for a single choice, or :data:`READABLE_SHARE` if that is wider:
@@ -110,7 +108,7 @@ class MultiSummary(Summary):
         """
         return max(1 / result.mechanism.k, READABLE_SHARE)
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         return (
             result.multi is not None
             and result.n >= MIN_REPORTS
@@ -118,18 +116,18 @@ class MultiSummary(Summary):
             and result.expected_half_width <= self.target(result)
         )
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         at_one = Z_95 * float(np.sqrt(reference_variance(result.mechanism)))
         return respondents_for(at_one, self.target(result), 1)
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """Each option's share of respondents with its band, and the mean number chosen."""
         rows = view["rows"] = multi_option_rows(result, kind, view["bands"])
         view["mean_count"] = mean_count(result)
         columns = [(row["estimate"], row["low"], row["high"]) for row in rows]
         view["chart"] = bars_chart(result, "multi-chart", [row["label"] for row in rows], columns, kind, view["bands"])
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         """Each option's 95 % band on [0, 1] (:attr:`ldp.multiselect.SharesEstimate.bands`), however wide."""
         if result.multi is None:
             return
@@ -139,7 +137,7 @@ class MultiSummary(Summary):
             for i, label in enumerate(result.question.options)
         ]
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         """One row per option (its share of respondents, unbiased and clipped, each with its own band),
         then the mean number of options chosen (statistic ``mean_count``)."""
         if result.multi is None:
@@ -185,7 +183,7 @@ class MultiSummary(Summary):
             "counts": tally.counts.tolist(),
         }
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         """Each option's unbiased share of respondents (the shares need not sum to 1)."""
         if result.multi is None:
             return None
@@ -218,7 +216,7 @@ def padded_item(mechanism: PaddingAndSampling, options: list[str], report: dict[
     return _("a blank, randomized (it names no option)")
 
 
-def mean_count(result: QuestionResult) -> dict[str, float]:
+def mean_count(result: ResultView) -> dict[str, float]:
     """The mean number of options chosen, its standard error and 95 % interval (cut to [0, k])."""
     assert result.multi is not None
     low, high = result.multi.mean_count_interval(0.95)
@@ -226,7 +224,7 @@ def mean_count(result: QuestionResult) -> dict[str, float]:
     return {"value": result.multi.mean_count, "standard_error": error, "low": low, "high": high}
 
 
-def multi_option_rows(result: QuestionResult, kind: str, bands: str) -> list[dict[str, Any]]:
+def multi_option_rows(result: ResultView, kind: str, bands: str) -> list[dict[str, Any]]:
     """Per option: its share (clipped to [0, 1] for "consistent", as estimated for "unbiased"), the
     standard error, and the 95 % band drawn: each option's own (unified intervals on [0, 1] beside
     the clipped share, estimate +/- 1.96 standard errors beside the unbiased one) or, with

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.utils.translation import gettext as _
 
 from ldp.crosstab import JointEstimate, crosses_post_hoc, declared_joint, encode_pair, expected_errors
-from surveys.kinds.base import BAND_KINDS, KindError, QuestionKind, common_columns, randomization_digest
+from surveys.kinds.base import BAND_KINDS, KindError, QuestionKind, ResultView, common_columns, randomization_digest
 from surveys.kinds.shares import SharesSummary
 from surveys.models import Question
 from surveys.results import charts
 from surveys.results.crosstab_tables import cell_bands, cell_rows, conditionals, marginal_rows
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 
 class PairKind(QuestionKind):
@@ -61,7 +58,7 @@ class PairKind(QuestionKind):
         return sources.joint
 
 
-def declared_crosstab(result: QuestionResult) -> JointEstimate:
+def declared_crosstab(result: ResultView) -> JointEstimate:
     """A declared pair's joint estimate: its mechanism's estimate over k1 k2 answers, reshaped.
 
     Made from the result's own estimate, so the card's cells, n and cache key all name one tally.
@@ -89,7 +86,7 @@ class PairSummary(SharesSummary):
     name = "pair"
     samples = False
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """The cross-tab (heatmap, cells with bands, conditional shares) and both marginals."""
         question = result.question
         first, second = question.pair_first, question.pair_second
@@ -105,7 +102,7 @@ class PairSummary(SharesSummary):
         name = f"pair-chart:{randomization_digest(result.randomization)}:{result.digest}"
         view["chart"] = heatmap(name, estimate, first.options, second.options, bands)
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         """Each combination's share (``share`` rows, option "A × B"), then each question's marginal
         shares derived from them (``first_share``, ``second_share``; normal bands)."""
         yield from super().export_rows(result)

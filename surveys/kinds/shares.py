@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.utils.translation import gettext as _
@@ -31,6 +31,7 @@ from surveys.kinds.base import (
     Estimates,
     Found,
     KindError,
+    ResultView,
     Summary,
     common_columns,
     feasible_summary,
@@ -41,9 +42,6 @@ from surveys.kinds.designs import DESIGN_KNOBS, design_form_params, is_design, i
 from surveys.results import charts, integrity
 from surveys.series import memoization
 from surveys.templatetags.murmur import percent
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 #: What :meth:`SharesSummary.raw_counts` counts, per mechanism, as the results table's column heading.
 RAW_COUNT_LABELS = {
@@ -160,11 +158,11 @@ class SharesSummary(Summary):
     def raw_count_label(self, mechanism_name: str) -> str:
         return str(RAW_COUNT_LABELS[mechanism_name])
 
-    def target(self, result: QuestionResult) -> float:
+    def target(self, result: ResultView) -> float:
         """An even share, 1/k."""
         return 1 / result.mechanism.k
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         """MIN_REPORTS reports, and an expected half-width below an even share (1/k)."""
         return (
             result.unbiased is not None
@@ -173,10 +171,10 @@ class SharesSummary(Summary):
             and result.expected_half_width <= self.target(result)
         )
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         return respondents_for(expected_half_width(result.mechanism, 1), self.target(result), 1)
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """Each option's share with its band; for a rating scale also its mean (and NPS on 0-10)."""
         estimate = result.estimate(kind)  # type: ignore[arg-type]
         assert estimate is not None and result.unbiased is not None
@@ -195,7 +193,7 @@ class SharesSummary(Summary):
         ]
         view["summaries"] = linear_summaries(result, kind)
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         """Each option's consistent 95 % band (unified intervals, within [0, 1]): however wide, it says
         "at most ... chose it" (and "at least ..." once its low end leaves 0)."""
         if result.consistent is None:
@@ -206,7 +204,7 @@ class SharesSummary(Summary):
             for i, label in enumerate(result.question.options)
         ]
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         unbiased, consistent = result.unbiased, result.consistent
         if unbiased is None or consistent is None:
             return
@@ -237,7 +235,7 @@ class SharesSummary(Summary):
             bounds = (min(weights[statistic]), max(weights[statistic]))
             yield {**common_columns(result), **summary_columns(statistic, value, bounds)}
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         if result.unbiased is None:
             return None
         return np.asarray(result.unbiased.proportions), np.asarray(result.unbiased.standard_errors)
@@ -304,7 +302,7 @@ def guess_probability(mechanism: Any) -> float:
     return cached_figure(mechanism, "guess_probability", mechanism.guess_probability)
 
 
-def estimate_chart(result: QuestionResult, kind: str, bands: str = "option") -> str:
+def estimate_chart(result: ResultView, kind: str, bands: str = "option") -> str:
     """The result's bar chart, drawn once per (randomization, tally, kind, bands, labels, language)."""
     labels = result.question.options
 
@@ -324,7 +322,7 @@ def estimate_chart(result: QuestionResult, kind: str, bands: str = "option") -> 
     return charts.cached_chart("chart", parts, draw)
 
 
-def linear_summaries(result: QuestionResult, kind: str = "unbiased") -> dict[str, dict[str, float]]:
+def linear_summaries(result: ResultView, kind: str = "unbiased") -> dict[str, dict[str, float]]:
     """A rating's mean and NPS from its unbiased shares (:func:`linear_summary`); in the "consistent"
     view each cut to its feasible range [min c, max c], where c . p lies for every distribution p."""
     if result.unbiased is None:

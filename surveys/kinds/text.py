@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.core.cache import cache
@@ -33,6 +33,7 @@ from surveys.kinds.base import (
     Found,
     KindError,
     QuestionKind,
+    ResultView,
     Summary,
     bars_chart,
     common_columns,
@@ -40,9 +41,6 @@ from surveys.kinds.base import (
 )
 from surveys.models import MAX_CANDIDATES, Question, Randomization
 from surveys.series import memoization
-
-if TYPE_CHECKING:
-    from surveys.results.estimates import QuestionResult
 
 #: The false-discovery (or family-wise) level at which candidates are listed as found.
 TEXT_ALPHA = 0.05
@@ -138,17 +136,17 @@ class TextSummary(Summary):
     def text_query(self, randomization: Randomization, tally: ldp.Tally, digest: str, candidates: list[str]) -> Any:
         return cached_text_query(randomization, tally, digest, candidates)
 
-    def enough(self, result: QuestionResult) -> bool:
+    def enough(self, result: ResultView) -> bool:
         return result.n >= MIN_REPORTS
 
-    def target(self, result: QuestionResult) -> float:
+    def target(self, result: ResultView) -> float:
         """A candidate's share known within READABLE_SHARE (the reports needed; any n >= MIN_REPORTS is shown)."""
         return READABLE_SHARE
 
-    def reports_needed(self, result: QuestionResult) -> int:
+    def reports_needed(self, result: ResultView) -> int:
         return respondents_for(Z_95 * result.mechanism.share_standard_error(1), self.target(result), 1)
 
-    def card(self, result: QuestionResult, kind: str, view: dict[str, Any]) -> None:
+    def card(self, result: ResultView, kind: str, view: dict[str, Any]) -> None:
         """Each candidate answer's estimated count and share with 95 % intervals; the ones found listed."""
         rows = view["candidates"] = candidate_rows(result, kind)
         view["found"] = [row for row in rows if row["found"]]
@@ -157,7 +155,7 @@ class TextSummary(Summary):
             columns = [(row["share"], row["share_low"], row["share_high"]) for row in rows]
             view["chart"] = bars_chart(result, "text-chart", [row["label"] for row in rows], columns, kind)
 
-    def few(self, result: QuestionResult, view: dict[str, Any]) -> None:
+    def few(self, result: ResultView, view: dict[str, Any]) -> None:
         """Each candidate's 95 % band cut to its feasible range (counts in [0, n], shares in [0, 1]):
         however wide, it says "at most ... wrote it" (and "at least ..." once its low end leaves 0).
 
@@ -188,7 +186,7 @@ class TextSummary(Summary):
             )
         view["few"] = rows
 
-    def export_rows(self, result: QuestionResult) -> Iterator[dict[str, Any]]:
+    def export_rows(self, result: ResultView) -> Iterator[dict[str, Any]]:
         """One row per candidate answer: its estimated count (the unbiased columns; the consistent ones
         clipped to [0, n] with the band intersected with it), p-value and finding."""
         unbiased, consistent = candidate_rows(result, "unbiased"), candidate_rows(result, "consistent")
@@ -236,7 +234,7 @@ class TextSummary(Summary):
     def trend_labels(self, question: Question) -> list[str]:
         return list(question.candidates)
 
-    def round_values(self, result: QuestionResult, labels: list[str], tally: ldp.Tally) -> Found:
+    def round_values(self, result: ResultView, labels: list[str], tally: ldp.Tally) -> Found:
         """Each candidate's count over n, standard error over n."""
         counts, _error = cached_text_query(result.randomization, tally, result.digest, labels)
         if counts is None:
@@ -254,7 +252,7 @@ class TextSummary(Summary):
         return _("one randomized piece of a sketch of all answers' hashes, which alone names no answer")
 
 
-def candidate_rows(result: QuestionResult, kind: str = "consistent") -> list[dict[str, Any]]:
+def candidate_rows(result: ResultView, kind: str = "consistent") -> list[dict[str, Any]]:
     """Per candidate: count, share (count / n), standard error, 95 % interval, p-value, found.
 
     "consistent": the count clipped to [0, n] and its interval intersected with [0, n]

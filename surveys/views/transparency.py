@@ -3,7 +3,9 @@
 Anyone with the share link may see, for every question, the mechanism, its parameters, the
 exact client spec the answer page sends and every version the question's randomization has
 had (retired or not, with the hour each was created, nothing finer), and the digest of the specs
-in force that the answer page also shows (:mod:`surveys.transparency`). Drafts are never shown.
+in force that the answer page also shows (:mod:`surveys.transparency`). A draft's page is not
+public: only whoever may read its results sees it, marked as a draft and kept out of shared caches
+(:func:`surveys.access.get_survey_for_transparency`).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import math
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
 from ldp.sampling import submission_epsilon
 from surveys import languages
-from surveys.access import get_survey_by_share_slug
+from surveys.access import get_survey_for_transparency
+from surveys.models import Survey
 from surveys.sampling import pool_of
 from surveys.series.rounds import permanent_epsilon, rounds_of
 from surveys.transparency import skip_words, survey_record
@@ -25,7 +29,7 @@ from surveys.transparency import skip_words, survey_record
 
 @require_GET
 def transparency(request: HttpRequest, slug: str) -> HttpResponse:
-    survey = get_survey_by_share_slug(slug)
+    survey = get_survey_for_transparency(request.user, slug)
     record = survey_record(survey)
     # In the language the answer page was read in (its link's ?lang=): words only, the specs are the same.
     reading = languages.reading(request, survey)
@@ -65,4 +69,7 @@ def transparency(request: HttpRequest, slug: str) -> HttpResponse:
             (v.epsilon for q in in_force if q.question.pk in pooled for v in q.versions if v.in_force), default=None
         ),
     }
-    return languages.render_in(reading, lambda: render(request, "surveys/transparency.html", context))
+    response = languages.render_in(reading, lambda: render(request, "surveys/transparency.html", context))
+    if survey.status == Survey.Status.DRAFT:  # its readers' page only: no shared cache may keep it
+        patch_cache_control(response, private=True, no_store=True)
+    return response

@@ -142,3 +142,37 @@ def test_no_request_drawn_from_the_schema_breaks_the_api(client, world, method, 
         check(operation, call(client, world["token"], method, target, body))
 
     run()
+
+
+#: A question of each kind the API adds, "Prefer not to say" where offered, as a script would write it.
+QUESTIONS = [
+    {"text": "Fruit?", "kind": "single", "options": ["Apple", "Pear"], "prefer_not_to_say": True},
+    {"text": "Smoke?", "kind": "yes_no", "prefer_not_to_say": True},
+    {"text": "Hours?", "kind": "numeric", "range_low": 0, "range_high": 40, "unit": "hours"},
+    {"text": "Mood?", "kind": "rating", "scale": "1-5", "low_label": "Low", "high_label": "High"},
+    {"text": "Tools?", "kind": "multi_select", "options": ["A", "B", "C"]},
+    {"text": "Word?", "kind": "text", "candidates": ["yes"]},
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("question", QUESTIONS, ids=[q["kind"] for q in QUESTIONS])
+def test_a_question_read_from_the_api_is_taken_back_as_it_is(client, organizer, question):
+    """What the API emits for a question, its writable fields (QuestionOut's that QuestionIn and
+    QuestionPatch take), matches the request schemas and is accepted: a PATCH of them all changes
+    nothing, and a POST of them into another survey makes the same question."""
+    token = make_token(organizer)
+    survey, other = make_survey(organizer), make_survey(organizer, title="Copy")
+    created = call(client, token, "post", f"/api/v1/surveys/{survey.pk}/questions", question)
+    assert created.status_code == 201, created.content
+    read = created.json()
+    writable = set(COMPONENTS["QuestionIn"]["properties"]) & set(COMPONENTS["QuestionOut"]["properties"])
+    body = {name: read[name] for name in writable}
+    for schema in ("QuestionIn", "QuestionPatch"):
+        Draft202012Validator(resolve(COMPONENTS[schema])).validate(body)
+    patched = call(client, token, "patch", f"/api/v1/surveys/{survey.pk}/questions/{read['id']}", body)
+    copied = call(client, token, "post", f"/api/v1/surveys/{other.pk}/questions", body)
+    assert (patched.status_code, copied.status_code) == (200, 201), (patched.content, copied.content)
+    same = writable - {"mechanism"}  # written back by name, the mechanism is no longer "chosen automatically"
+    for answer in (patched.json(), copied.json()):
+        assert {name: answer[name] for name in same} == {name: read[name] for name in same}

@@ -24,6 +24,7 @@ as an unclassified page route fails the page walk; so does a new export file nam
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import transaction
@@ -32,8 +33,8 @@ from django.utils import timezone
 
 from surveys.api.results import EXPORTS
 from surveys.integrations import Webhook, WebhookDelivery
-from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey
-from tests.base import make_question
+from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey, Workspace
+from tests.base import make_question, make_survey, make_user
 from tests.surveys.test_api import call, make_token, operations
 from tests.surveys.test_role_walk import GRANTED  # what each role may do: the page walk's table
 from tests.teams import make_team
@@ -42,7 +43,7 @@ ROLES = ("owner", "editor", "viewer", "outsider", "staff")
 S = "/api/v1/surveys/{survey_id}"
 #: Each operation's need, from its page's: ``own`` operations touch only the token owner's own things.
 NEEDS = {
-    ("get", "/api/v1/surveys"): "own",  # the survey list page: the surveys one may edit
+    ("get", "/api/v1/surveys"): "own",  # one's own surveys and one's workspaces' (any role)
     ("post", "/api/v1/surveys"): "own",  # a new personal survey, as survey_create
     ("get", S): "edit",  # survey_detail (the builder)
     ("patch", S): "edit",  # survey_settings
@@ -217,12 +218,53 @@ def test_the_api_walk(client, team, who, scope):
 
 
 @pytest.mark.parametrize("who", ROLES)
-def test_the_survey_list_holds_what_the_survey_list_page_does(client, team, who):
-    """GET /surveys lists the surveys one may edit, as the survey list page: the team's survey for its
-    owner and editor only (viewers find it on the workspace page; staff have Django admin)."""
+def test_the_survey_list_holds_every_survey_its_reader_may_read_and_no_other(client, team, who):
+    """GET /surveys lists the surveys one may read: one's own personal surveys and the workspace's for
+    a member of any role (viewers read its results), never someone else's personal survey nor a
+    workspace one is not in. Staff may read any survey they ask for by id, but their list holds only
+    their own work, like everyone's."""
+    own = make_survey(team.users[who], title="My own")
+    make_survey(make_user("nadia"), title="Someone else's")
+    elsewhere = Workspace.objects.create(name="Another team")
+    make_survey(make_user("nico"), title="Another team's", workspace=elsewhere)
     token = make_token(team.users[who], scope="read")
     listed = [survey["id"] for survey in call(client, token, "get", "/api/v1/surveys").json()]
-    assert listed == ([team.survey.pk] if "edit" in GRANTED[who] else [])
+    member = "view" in GRANTED[who] and who != "staff"
+    assert sorted(listed) == sorted([own.pk, *([team.survey.pk] if member else [])])
+
+
+@pytest.mark.parametrize("who", ("owner", "editor", "viewer"))
+def test_each_listed_survey_offers_only_what_its_reader_may_do(client, team, who):
+    """A listed survey says what the token may do on it (``access``) and links only the downloads its
+    role allows: a viewer's list names no raw-report export, and every link it gives is served."""
+    token = make_token(team.users[who], scope="read")
+    response = call(client, token, "get", "/api/v1/surveys")
+    (listed,) = response.json()
+    assert set(listed["access"]) == GRANTED[who]
+    allowed_files = {name for name, need in EXPORT_NEEDS.items() if need in GRANTED[who]}
+    assert set(listed["exports"]) == allowed_files
+    if who == "viewer":
+        assert b"reports." not in response.content and b"analysis.R" not in response.content
+    for url in listed["exports"].values():
+        assert call(client, token, "get", urlsplit(url).path).status_code in (200, 202), url
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_a_drafts_transparency_is_read_by_its_readers_and_marked_not_public(client, team, who):
+    """A draft's transparency statement, as its page: not public (nothing is in force until it opens);
+    whoever may read the survey's results gets it marked ``public: false``, anyone else 404."""
+    draft = make_survey(team.users["owner"], title="Unopened pulse", workspace=team.workspace)
+    make_question(draft, text="Not yet asked?")
+    token = make_token(team.users[who], scope="read")
+    response = call(client, token, "get", f"/api/v1/surveys/{draft.pk}/transparency")
+    if "view" not in GRANTED[who]:
+        assert response.status_code == 404 and b"Not yet asked" not in response.content
+        return
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["public"], body["entries"]) == ("draft", False, [])
+    opened = call(client, token, "get", f"/api/v1/surveys/{team.survey.pk}/transparency").json()
+    assert (opened["status"], opened["public"]) == ("open", True) and opened["entries"]
 
 
 def test_a_surveys_new_owner_is_the_tokens_never_the_workspace(client, team):

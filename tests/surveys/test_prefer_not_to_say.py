@@ -22,6 +22,7 @@ from surveys.kinds import kind_of, skip_index
 from surveys.models import Question
 from surveys.results.estimates import SurveyState
 from tests.base import make_question, make_reports, make_survey
+from tests.surveys.test_api import call, make_token
 from tests.surveys.test_builder import question_data
 
 PREFER_NOT = "Prefer not to say"
@@ -179,3 +180,24 @@ def test_its_share_counts_choosers_and_skippers_in_the_card_and_the_export(organ
     csv = organizer_client.get(reverse("export_estimates", args=[survey.pk, "csv"])).content.decode("utf-8-sig")
     header = csv.splitlines()[0].split(",")
     assert header[header.index("option") + 1] == "prefer_not_to_say"
+
+
+def test_a_frozen_question_takes_back_its_options_as_read_and_keeps_its_korean_label(client, organizer, survey):
+    """The API lists the label last among ``options`` (tests/surveys/test_api_properties.py: a question
+    read is taken back as it is); reworded with it still last, the question keeps its own label."""
+    question = make_question(survey, options=["Good", "Bad", "응답하고 싶지 않음"], prefer_not_to_say=True)
+    actions.do_open_survey(survey)
+    make_reports(question, [0, 1, 2] * 5)
+    token = make_token(organizer)
+    path = f"/api/v1/surveys/{survey.pk}/questions/{question.pk}"
+    read = call(client, token, "get", path).json()
+    reworded = call(client, token, "patch", path, {"options": ["Fine", "Poor", read["options"][-1]]})
+    assert reworded.status_code == 200, reworded.content
+    assert reworded.json()["options"] == ["Fine", "Poor", "응답하고 싶지 않음"]
+
+
+def test_the_label_in_the_middle_is_still_refused_through_the_api(client, organizer, survey):
+    token = make_token(organizer)
+    body = {"text": "Q?", "options": ["Apple", PREFER_NOT, "Banana"], "prefer_not_to_say": True}
+    refused = call(client, token, "post", f"/api/v1/surveys/{survey.pk}/questions", body)
+    assert refused.status_code == 422 and "options" in refused.json()["fields"]

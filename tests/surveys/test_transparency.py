@@ -16,6 +16,7 @@ from surveys import actions
 from surveys.models import Randomization
 from surveys.transparency import spec_digest
 from tests.base import make_open_survey, make_question, make_reports, make_survey
+from tests.teams import make_team
 
 
 @pytest.fixture
@@ -119,12 +120,31 @@ def test_it_shows_nothing_finer_than_the_hour(client, survey):
     assert times and all(t.endswith(":00") for t in times), times
 
 
-def test_drafts_have_no_transparency_page(client, organizer):
-    draft = make_survey(organizer)
-    make_question(draft)
-    assert client.get(reverse("transparency", args=[draft.slug])).status_code == 404
-    client.force_login(organizer)  # not even for the owner: the page exists only where answers can
-    assert client.get(reverse("transparency", args=[draft.slug])).status_code == 404
+@pytest.mark.parametrize("who", ("anonymous", "owner", "editor", "viewer", "outsider", "staff"))
+def test_a_drafts_page_is_not_public_but_its_readers_see_it_marked_as_a_draft(client, db, who):
+    """A draft's statement is not public: nothing is in force until it opens, and anonymous callers
+    and outsiders get 404, as for a survey that does not exist. Whoever may read its results (its
+    workspace's owners, editors and viewers; staff, who may read any) sees the page marked as a
+    draft, kept out of shared caches and with no link to answer."""
+    team = make_team()
+    draft = make_survey(team.users["owner"], title="Unopened pulse", workspace=team.workspace)
+    make_question(draft, text="Not yet asked?")
+    if who != "anonymous":
+        client.force_login(team.users[who])
+    response = client.get(reverse("transparency", args=[draft.slug]))
+    if who in ("anonymous", "outsider"):
+        assert response.status_code == 404 and b"Not yet asked" not in response.content
+        return
+    html = response.content.decode()
+    assert response.status_code == 200 and "Not yet asked?" in html and "data-draft-notice" in html
+    assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
+    assert f'href="{reverse("respond", args=[draft.slug])}"' not in html
+
+
+def test_an_open_surveys_page_is_public_and_says_nothing_of_drafts(client, organizer):
+    survey = make_open_survey(organizer)
+    html = transparency_page(client, survey)
+    assert "data-draft-notice" not in html
 
 
 def test_unknown_links_are_404_and_the_page_is_read_only(client, organizer):
