@@ -343,6 +343,7 @@ def test_concurrent_submissions_across_the_threshold_re_tune_exactly_once(organi
     assert stored_tally(first).n == 314
 
 
+@pytest.mark.slow  # a simulation of 600 surveys: CI and make test-all
 def test_the_pooled_bands_cover_each_option_about_95_percent_of_the_time():
     """600 surveys that switch from k-RR (300 reports) to subset selection of 3 (1,700): each option's
     pooled 95 % band, unbiased and consistent, holds the truth in 95 % of them within 4 binomial

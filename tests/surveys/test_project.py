@@ -36,6 +36,7 @@ def run_check_deploy(env_overrides):
     )
 
 
+@pytest.mark.slow  # a production process of its own: CI and make test-all
 def test_deploy_check_is_clean_with_production_settings():
     result = run_check_deploy(
         {

@@ -36,6 +36,7 @@ def production(code: str, **extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # a production process of its own: CI and make test-all
 def test_check_deploy_warns_when_production_mail_would_go_to_the_log():
     result = production(
         "from django.core.management import execute_from_command_line; "
