@@ -21,18 +21,14 @@ ENTRIES = 4096
 _MEMOS: dict[tuple[str, int], tuple[Any, dict[Hashable, Any]]] = {}
 
 
-def _values(kind: str, mechanism: Any) -> dict[Hashable, Any]:
+def remembered(kind: str, mechanism: Any, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered per (``kind``, mechanism, ``key``) within the bounds above."""
     slot = _MEMOS.get((kind, id(mechanism)))
     if slot is None or slot[0] is not mechanism:
         if len(_MEMOS) >= MECHANISMS:
             _MEMOS.clear()
         slot = _MEMOS[(kind, id(mechanism))] = (mechanism, {})
-    return slot[1]
-
-
-def remembered(kind: str, mechanism: Any, key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()``, remembered per (``kind``, mechanism, ``key``) within the bounds above."""
-    values = _values(kind, mechanism)
+    values = slot[1]
     try:
         return values[key]
     except KeyError:
@@ -40,15 +36,3 @@ def remembered(kind: str, mechanism: Any, key: Hashable, compute: Callable[[], T
         if len(values) < ENTRIES:
             values[key] = value
         return value
-
-
-def recall(kind: str, mechanism: Any, key: Hashable) -> Any | None:
-    """The value remembered per (``kind``, mechanism, ``key``), or None."""
-    return _values(kind, mechanism).get(key)
-
-
-def keep(kind: str, mechanism: Any, key: Hashable, value: Any) -> None:
-    """Remember ``value`` per (``kind``, mechanism, ``key``), within the bounds above."""
-    values = _values(kind, mechanism)
-    if len(values) < ENTRIES:
-        values[key] = value

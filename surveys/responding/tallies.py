@@ -39,7 +39,6 @@ from django.db.models import Sum
 
 import ldp
 from ldp import integrity
-from ldp.crosstab import report_counts
 from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell
 from surveys.responding import memo
 
@@ -81,52 +80,15 @@ def submission_rows(reports: Iterable[tuple[Randomization, bytes]], shard: int) 
 
     A report's cells depend only on its mechanism and its bytes, so they are remembered per
     mechanism (:mod:`surveys.responding.memo`): for a small report space (k-RR, unary encodings,
-    dBitFlip) every possible report is computed once per process. The reports not remembered
-    (hashed reports: OLH's, CMS's) are computed together per mechanism, one numpy pass for all of
-    the submission's questions that share it (:func:`each_report_cells`).
+    dBitFlip) every possible report is computed once per process.
     """
     rows: list[tuple[int, int, int, int]] = []
-    unknown: dict[int, tuple[Any, list[tuple[int, bytes]]]] = {}
     for randomization, packed in reports:
-        mechanism = randomization.build_mechanism()  # one object per parameter set and process
-        cells = memo.recall("cells", mechanism, packed)
-        if cells is None:
-            unknown.setdefault(id(mechanism), (mechanism, []))[1].append((randomization.pk, packed))
-        else:
-            rows.extend((randomization.pk, shard, cell, increment) for cell, increment in cells)
-    for mechanism, pending in unknown.values():
-        computed = each_report_cells(mechanism, [packed for _, packed in pending])
-        for (pk, packed), cells in zip(pending, computed, strict=True):
-            memo.keep("cells", mechanism, packed, cells)
-            rows.extend((pk, shard, cell, increment) for cell, increment in cells)
+        mechanism = randomization.build_mechanism()
+        cells = memo.remembered("cells", mechanism, packed, lambda: tuple(report_cells(mechanism, [packed])))  # noqa: B023
+        pk = randomization.pk
+        rows.extend((pk, shard, cell, increment) for cell, increment in cells)
     return merge_rows(rows)
-
-
-def each_report_cells(mechanism: Any, packed_reports: Sequence[bytes]) -> list[tuple[tuple[int, int], ...]]:
-    """Each report's own (cell, increment) pairs, as :func:`report_cells` gives for it alone.
-
-    Two or more reports of a mechanism whose tally is a plain count per cell are computed in one
-    pass: row i of :func:`ldp.crosstab.report_counts` is report i's counts (the rows sum to the
-    tally), its n is 1, and its weight profile is that of its own weight.
-    """
-    plain = memo.remembered("plain-tally", mechanism, None, lambda: type(mechanism.empty_tally()) is ldp.Tally)
-    if len(packed_reports) < 2 or not plain:
-        return [tuple(report_cells(mechanism, [packed])) for packed in packed_reports]
-    packed = mechanism.unpack_many(b"".join(packed_reports))
-    counts = report_counts(mechanism, packed)
-    which, cells = np.nonzero(counts)
-    increments = counts[which, cells].tolist()
-    bounds = np.searchsorted(which, np.arange(len(packed_reports) + 1)).tolist()
-    pairs = list(zip(cells.tolist(), increments, strict=True))
-    found = []
-    for i in range(len(packed_reports)):
-        own = [(TallyCell.N_CELL, 1), *pairs[bounds[i] : bounds[i + 1]]]
-        profile = integrity.weight_profile(cast(ldp.Mechanism, mechanism), packed[i : i + 1])
-        if profile is not None:
-            flat = profile.ravel()
-            own.extend((TallyCell.PROFILE_CELL - int(j), int(flat[j])) for j in np.flatnonzero(flat))
-        found.append(tuple(own))
-    return found
 
 
 def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int]]:

@@ -17,7 +17,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from ldp import Tally, worst_case_log_ratio
 from ldp.crosstab import (
@@ -50,6 +50,16 @@ def test_report_counts_sum_to_the_tally(name):
     mechanism = make_mechanism(name, k=5, epsilon=1.0, **params)
     packed = mechanism.randomize(np.arange(40) % 5, rng=3)
     assert_allclose(report_counts(mechanism, packed).sum(axis=0), mechanism.tally(packed).counts)
+
+
+@pytest.mark.parametrize(("name", "params"), [("olh", {}), ("cms", {"hash_count": 16, "width": 8})])
+def test_each_row_of_report_counts_is_that_reports_own_tally(name, params):
+    mechanism = make_mechanism(name, k=5, epsilon=1.0, **params)
+    packed = mechanism.randomize(np.arange(40) % 5, rng=4)
+    rows = report_counts(mechanism, packed)
+    assert rows.shape == (40, 5)
+    for i in range(40):
+        assert_array_equal(rows[i], mechanism.tally(packed[i : i + 1]).counts)
 
 
 def test_krr_cross_tab_is_the_inverse_kronecker_product_of_the_report_pairs():

@@ -33,15 +33,6 @@ def test_remembered_cells_equal_the_tally_of_each_report(name: str, params: dict
     assert sorted(summed.items()) == sorted(batch)
 
 
-@pytest.mark.parametrize(("name", "params"), [*MIX, ("hadamard", {}), ("cms", {"hash_count": 512, "width": 128})])
-def test_reports_computed_together_give_each_reports_own_cells(name: str, params: dict[str, int]) -> None:
-    mechanism = build_mechanism(name, len(OPTIONS), 1.0, params)
-    rng = np.random.default_rng(11)
-    packed = [row.tobytes() for row in mechanism.randomize(rng.integers(0, len(OPTIONS), size=25), rng=rng)]
-    together = tallies.each_report_cells(mechanism, packed)
-    assert [list(cells) for cells in together] == [tallies.report_cells(mechanism, [report]) for report in packed]
-
-
 class Version:
     """A randomization as the submit path sees it: its id and its (shared) mechanism."""
 
