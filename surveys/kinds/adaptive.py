@@ -40,7 +40,7 @@ from ldp.estimates import FrequencyEstimate
 from ldp.intervals import simultaneous_bands
 from ldp.mechanisms import Mechanism
 from ldp.simplex import project_onto_simplex
-from surveys.kinds.base import Estimates, KindError, QuestionKind
+from surveys.kinds.base import Estimates, KindError, QuestionKind, Summary
 from surveys.models import Question, Randomization
 
 #: The builder's default share of the expected respondents in phase 1, and its bounds (%).
@@ -139,8 +139,9 @@ def pooled_versions(versions: Sequence[Randomization]) -> list[Randomization]:
     return []
 
 
-def pooled_estimates(parts: Sequence[tuple[Any, ldp.Tally]]) -> Estimates:
-    """Every version's reports as one estimate: (mechanism, tally) per version, those without reports skipped.
+def pooled_estimates(parts: Sequence[tuple[Any, ldp.Tally]], summary: Summary) -> Estimates:
+    """Every version's reports as one estimate: (mechanism, tally) per version, those without reports
+    skipped; one version with reports is ``summary``'s estimate of it alone.
 
     The unbiased shares are the per-option inverse-variance combination u = sum_i w_i u_i
     (:func:`ldp.adaptive.combine`), its covariance taken diagonal, Var(u_v) = (V f)_v / n with the
@@ -148,17 +149,12 @@ def pooled_estimates(parts: Sequence[tuple[Any, ldp.Tally]]) -> Estimates:
     are :func:`ldp.adaptive.combined_consistent`'s; the joint bands Šidák's over V; the expected
     half-width Z_95 sqrt(max_v (V 1/k)_v / n), as :func:`ldp.advisor.expected_half_width` for one version.
     """
-    versions = [(m, m.estimate(t).proportions, t.n) for m, t in parts if t.n]
-    if not versions:
+    present = [(m, t) for m, t in parts if t.n]
+    if not present:
         return Estimates(None, None, None)
-    if len(versions) == 1:
-        mechanism, tally = next((m, t) for m, t in parts if t.n)
-        return Estimates(
-            mechanism.estimate(tally),
-            mechanism.consistent_estimate(tally, "auto"),
-            Z_95 * float(np.max(mechanism.expected_standard_errors(tally.n))),
-            joint=mechanism.simultaneous_bands(tally),
-        )
+    if len(present) == 1:
+        return summary.estimates(*present[0])
+    versions = [(m, m.estimate(t).proportions, t.n) for m, t in present]
     combination = combine(versions)
     u, n, v = combination.unbiased, combination.n, combination.unit_variances
     covariance = np.diag(np.maximum(v @ project_onto_simplex(u), 0.0) / n)

@@ -295,8 +295,9 @@ class SurveyState:
 
         A question's randomization is frozen once it has reports, so normally one version holds
         them all; should several ever hold reports, each is estimated and shown on its own (their
-        reports were randomized differently and cannot be pooled into one tally). With no reports
-        at all, the newest version is shown, empty.
+        reports were randomized differently and cannot be pooled into one tally), except a two-phase
+        design's two versions, which are one result combined by inverse variance
+        (:mod:`surveys.kinds.adaptive`). With no reports at all, the newest version is shown, empty.
         """
         versions = self.randomizations.get(question.pk, [])
         with_reports = [r for r in versions if self.tallies[r.pk].n > 0] or versions[:1]
@@ -314,12 +315,12 @@ class SurveyState:
         digest = hashlib.sha256(":".join(self.digests[r.pk] for r in pooled).encode()).hexdigest()[:32]
         material = ":".join(randomization_digest(r) for r in pooled)
         key = f"murmur:estimates:{ESTIMATES_VERSION}:pooled:{material}:{digest}"
+        summary = summary_for(question.kind, newest.mechanism)
         estimates = cache.get(key)
         if estimates is None:
-            estimates = adaptive.pooled_estimates(parts)
+            estimates = adaptive.pooled_estimates(parts, summary)
             cache.set(key, estimates, CACHE_SECONDS)
         mechanism, tally = parts[-1]
-        summary = summary_for(question.kind, newest.mechanism)
         return QuestionResult(
             question=question,
             randomization=newest,

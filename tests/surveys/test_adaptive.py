@@ -22,7 +22,7 @@ from ldp.adaptive import design_candidates
 from surveys import actions
 from surveys.forms.question import QuestionForm
 from surveys.jobs.records import Job
-from surveys.kinds import adaptive
+from surveys.kinds import adaptive, summary_for
 from surveys.models import Question, Randomization, Report
 from surveys.responding import retune
 from surveys.responding.submissions import new_token
@@ -366,7 +366,8 @@ def test_the_pooled_bands_cover_each_option_about_95_percent_of_the_time():
     covered = {"unbiased": np.zeros(K), "consistent": np.zeros(K)}
     jointly = 0
     for row_one, row_two in zip(one, two, strict=True):
-        estimates = adaptive.pooled_estimates([(first, Tally(sizes[0], row_one)), (second, Tally(sizes[1], row_two))])
+        parts = [(first, Tally(sizes[0], row_one)), (second, Tally(sizes[1], row_two))]
+        estimates = adaptive.pooled_estimates(parts, summary_for(Question.Kind.SINGLE_CHOICE, first.name))
         for name in covered:
             low, high = getattr(estimates, name).confidence_interval(0.95)
             covered[name] += (low <= truth) & (high >= truth)
