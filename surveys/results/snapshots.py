@@ -108,11 +108,11 @@ class Snapshot:
 
 
 def _key(survey: Survey) -> str:
-    return f"murmur:snapshot-head:{survey.pk}"
+    return keys_of(survey.pk)[0]
 
 
 def _checked_key(survey: Survey) -> str:
-    return f"murmur:snapshot-checked:{survey.pk}"
+    return keys_of(survey.pk)[1]
 
 
 def keys(survey: Survey) -> list[str]:
@@ -121,7 +121,8 @@ def keys(survey: Survey) -> list[str]:
 
 
 def keys_of(survey_id: int) -> list[str]:
-    """:func:`keys` from the survey's id alone (read before the survey's row is)."""
+    """:func:`keys` from the survey's id alone (read before the survey's row is): the head, then when
+    it was last checked."""
     return [f"murmur:snapshot-head:{survey_id}", f"murmur:snapshot-checked:{survey_id}"]
 
 

@@ -63,7 +63,6 @@ from ldp.memo import (  # noqa: F401  (the answer and transparency pages read th
     permanent_epsilon,
     permanent_one_bit_weights,
 )
-from surveys.access import access_changed
 from surveys.actions import LifecycleError, copy_survey, do_close_survey, do_open_survey
 from surveys.models import Question, Randomization, Series, Survey
 from surveys.results import stamps
@@ -217,8 +216,7 @@ def _open_next(series: Series, now: datetime, base: datetime, opened_at: datetim
     )
     do_open_survey(copy)
     # The round's own timestamps say when it opened, never when the visit that opened it came.
-    Survey.objects.filter(pk=copy.pk).update(created_at=opened_at)
-    access_changed(copy.pk)
+    Survey.objects.filter(pk=copy.pk).update(created_at=opened_at)  # stamps.changed below retires its access entries
     Randomization.objects.filter(question__survey=copy).update(created_at=opened_at)
     stamps.changed(copy.pk)
     series.next_round_at = next_due(series.recurrence, base)
