@@ -19,7 +19,7 @@ import pytest
 from django.urls import reverse
 
 from surveys import actions
-from tests.base import make_question, make_survey, make_user, stored_tally
+from tests.base import make_number_question, make_question, make_survey, make_user, stored_tally
 from tests.browser.conftest import assert_only_the_ledger_is_stored, log_in, open_answer_page
 
 LABELS = {
@@ -104,6 +104,39 @@ def test_every_path_sends_a_body_of_the_same_shape_and_length(live_server, brows
     # Every report was tallied, the skip's "Prefer not to say" among them.
     third = survey.questions.all()[2]
     assert stored_tally(third.current_randomization()).n == len(PATHS)
+
+
+def test_a_number_range_decides_on_the_true_value_and_the_body_stays_the_same(live_server, browser, db):
+    """A number question (0 to 100) decides whether a choice question is shown, from 18 to 30.5: the page
+    shows it for 25 and hides it for 50, and the two bodies have the same shape and length and carry
+    no label (the number's report is randomized: a float that may be any value)."""
+    survey = make_survey(make_user("uma"), title="Ages", allow_repeat_responses=True)
+    age = make_number_question(survey, text="Your age?", lo=0, hi=100, whole_numbers=True)
+    school = make_question(survey, text="Which school?", options=["Day-Lark", "Evening-Owl"])
+    school.logic = {"show_if": {"question": age.pk, "between": [18, 30.5]}}
+    school.save(update_fields=["logic"])
+    actions.do_open_survey(survey)
+    shapes, lengths = set(), set()
+    for value, shown in (("25", True), ("50", False)):
+        context, page, errors, bodies = open_answer_page(browser, live_server, survey)
+        fieldsets = page.locator("fieldset[data-question-id]")
+        assert not fieldsets.nth(1).is_visible()
+        fieldsets.nth(0).locator("[data-number-input]").fill(value)
+        assert fieldsets.nth(1).is_visible() == shown
+        if shown:
+            fieldsets.nth(1).locator("[data-option-index='1']").check()
+        page.click("[data-submit]")
+        page.wait_for_selector("[data-receipt]:not([hidden])")
+        context.close()
+        assert not errors, errors
+        [body] = bodies
+        payload = json.loads(body)
+        assert [r["question"] for r in payload["reports"]] == [age.pk, school.pk]
+        shapes.add(json.dumps([sorted(payload), [(sorted(r), sorted(r["report"])) for r in payload["reports"]]]))
+        lengths.add(len(body.encode()))
+        assert "Lark" not in body and "Owl" not in body
+    assert len(shapes) == 1, shapes
+    assert len(lengths) == 1, lengths
 
 
 def test_a_skip_sends_the_report_of_prefer_not_to_say(live_server, browser, db):
