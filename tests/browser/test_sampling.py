@@ -78,6 +78,8 @@ def test_each_respondent_sees_m_of_the_pool_and_every_body_has_the_same_shape(li
             str(order[0]),
             "sampled:" + ",".join(map(str, order[1:])),
         ]
+        # epsilon' = 3 / (1 + 1) = 1.5 each: the ledger adds up to the stated total, 3, not 1.5 + 3 x 1.5.
+        assert sorted(entry["epsilon"] for entry in ledger) == pytest.approx([1.5, 1.5])
     assert len(shapes) == 1, shapes
     assert len(lengths) == 1, lengths
 

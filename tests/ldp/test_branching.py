@@ -183,10 +183,11 @@ def test_shares_among_those_asked_are_unbiased():
 @pytest.mark.slow
 def test_bands_among_those_asked_cover_95_percent_at_n_2000():
     """The bands are for the respondents who answered (a fixed population, like every Murmur band):
-    each repetition's target is its own respondents' shares among those asked."""
+    each repetition's target is its own respondents' shares among those asked. The estimates are
+    unbiased at this n too: their mean error is within 4 standard errors of the mean of zero."""
     rng = np.random.default_rng(11)
     b, q = make_mechanism("krr", k=3, epsilon=2.0), make_mechanism("krr", k=3, epsilon=2.0)
-    repetitions, covered, asked_covered = 2000, np.zeros(3), 0
+    repetitions, covered, asked_covered, errors = 2000, np.zeros(3), 0, []
     for _ in range(repetitions):
         first, second = _branching_population(2000, rng)
         tally = pair_tally(b, q, b.randomize(first, rng=rng), q.randomize(second, rng=rng))
@@ -195,6 +196,9 @@ def test_bands_among_those_asked_cover_95_percent_at_n_2000():
         target = np.bincount(second[asked], minlength=3) / asked.sum()
         covered += (est.bands.low <= target) & (target <= est.bands.high)
         asked_covered += est.asked_band[0] <= asked.mean() <= est.asked_band[1]
+        errors.append([*(est.shares - target), est.asked - asked.mean()])
+    errors = np.array(errors)
+    assert np.all(np.abs(errors.mean(axis=0)) <= 4 * errors.std(axis=0, ddof=1) / math.sqrt(repetitions))
     assert np.all((covered / repetitions >= 0.94) & (covered / repetitions <= 0.96)), covered / repetitions
     assert 0.94 <= asked_covered / repetitions <= 0.96
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from surveys import actions
 from surveys.models import Question, Submission
 from surveys.responding.submissions import new_token
-from tests.base import make_question, make_survey
+from tests.base import make_number_question, make_question, make_survey
 
 
 @pytest.fixture
@@ -78,6 +78,22 @@ def test_a_range_needs_a_question_that_has_values(organizer_client, survey):
     )
     second.refresh_from_db()
     assert second.logic["show_if"]["between"] == [4.0, 5.0]  # unchanged
+
+
+def test_a_number_decides_through_a_range_and_the_preview_says_so(organizer_client, organizer):
+    survey = make_survey(organizer, title="Ages")
+    age = make_number_question(survey, text="Your age?", lo=0, hi=100)
+    school = make_question(survey, text="Which school?", options=["Day", "Evening"])
+    url = reverse("question_logic", args=[survey.pk, school.pk])
+    organizer_client.post(url, {"source": age.pk, "options": [f"{age.pk}:0"]})
+    school.refresh_from_db()
+    assert school.logic == {}  # a number offers no options to pick
+    organizer_client.post(url, {"source": age.pk, "low": 18, "high": 30.5})
+    school.refresh_from_db()
+    assert school.logic == {"show_if": {"question": age.pk, "between": [18.0, 30.5]}}
+    html = organizer_client.get(survey.get_absolute_url()).content.decode()
+    assert html.count("data-path>") == 2
+    assert "question 1 lies from 18 to 30.5" in html
 
 
 def test_someone_else_cannot_change_the_logic(client, survey):

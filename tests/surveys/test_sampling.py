@@ -104,6 +104,12 @@ def test_the_answer_page_promises_the_sampled_total_and_says_so(client, survey):
     assert "data-sampling-note" in html
     transparency = client.get(reverse("transparency", args=[survey.slug])).content.decode()
     assert "data-sampling-guarantee" in transparency and transparency.count("data-sampled-question") == 3
+    # The guarantee in figures: the whole response at the total counting 1 of the pool (1 + 1, not
+    # 1 + 3 x 1), each really answered pooled question's report at epsilon' = 1.
+    words = " ".join(transparency.split())
+    assert "Total privacy budget of the parameters in force: ε = 2." in words
+    assert "asked 1 of 3 questions" in words and "the whole response is ε-LDP for the total above" in words
+    assert "sampled question really answered is ε-LDP for ε = 1." in words
 
 
 def test_results_correct_for_the_fakes_and_say_the_question_was_sampled(organizer_client, survey):
