@@ -290,3 +290,14 @@ def test_every_export_file_is_logged(client, team):
     assert client.get(reverse("export_analysis", args=[pk])).status_code == 400
     files = AuditEntry.objects.filter(workspace=team.workspace, action="exported").values_list("detail", flat=True)
     assert sorted(files) == ["analysis.R", "reports.dta", "reports.sav", "survey.xlsx"]
+
+
+@pytest.mark.parametrize("who", ["owner", "editor", "viewer", "staff"])
+def test_pages_offer_the_builder_and_deletion_only_to_who_may_use_them(client, team, who):
+    """A link or form the route would refuse is not offered (the slow role walk checks every page)."""
+    client.force_login(team.users[who])
+    builder, delete = team.survey.get_absolute_url(), reverse("survey_delete", args=[team.survey.pk])
+    results = client.get(reverse("survey_results", args=[team.survey.pk])).content.decode()
+    assert (f'href="{builder}"' in results) is (who in ("owner", "editor"))
+    if who in ("owner", "editor"):
+        assert (f'action="{delete}"' in client.get(builder).content.decode()) is (who == "owner")
