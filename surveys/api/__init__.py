@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from surveys.api import outreach, results  # noqa: F401  (their operations register on the router)
+from surveys.api import outreach, results, translations  # noqa: F401  (their operations register on the router)
 from surveys.api.auth import Throttled
 from surveys.api.routes import FormRefused, router
 

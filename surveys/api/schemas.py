@@ -283,3 +283,42 @@ class WebhookOut(Schema):
 class NewWebhookOut(WebhookOut):
     secret: str
     """The signing secret, in this response only: keep it where the receiver can read it."""
+
+
+class SourceStringOut(Schema):
+    key: str
+    """Stable across edits of the text: ``survey:title``, ``q:<question id>:text``, ``q:<id>:option:<i>``…"""
+    label: str
+    """Where a respondent reads it ("Question 2: option 1")."""
+    text: str
+    """The base language's text."""
+
+
+class LanguageOut(Schema):
+    code: str
+    name: str
+    base: bool
+    complete: bool
+    """Every string translated: the answer page offers the language (opening needs every one complete)."""
+    missing: list[str]
+    outdated: list[str]
+    """Keys translated before a later edit of the base text: opening is refused until they are saved again."""
+    texts: dict[str, str]
+
+
+class LanguagesOut(Schema):
+    base: str | None
+    """The language the survey is written in; null for a one-language survey."""
+    strings: list[SourceStringOut]
+    languages: list[LanguageOut]
+
+
+class LanguageIn(Schema):
+    language: str
+    base: str | None = None
+    """Required the first time: the language the survey is written in."""
+
+
+class TranslationsIn(Schema):
+    texts: dict[str, str]
+    """Keys of ``strings``; the others keep their text; an empty text removes a translation."""

@@ -119,6 +119,11 @@ def exported(survey: Survey, file_name: str) -> None:
     _note(survey.pk, survey.workspace_id, survey.title, Action.EXPORTED, file_name)
 
 
+def edited(survey: Survey, detail: str) -> None:
+    """Note an edit the model signals do not see (a survey's languages and translations, by the API)."""
+    _note(survey.pk, survey.workspace_id, survey.title, Action.EDITED, detail)
+
+
 class AuditMiddleware:
     """Collects a signed-in organizer's changes during a request and logs them if it succeeded."""
 

@@ -109,6 +109,7 @@ class AuditEntry(models.Model):
         EXPORTED = "exported", _("exported")
         MOVED = "moved", _("moved the survey into the workspace")
         INVITED = "invited", _("invited a member")
+        WITHDREW = "withdrew", _("withdrew an invitation")
         JOINED = "joined", _("joined the workspace")
         ROLE = "role", _("changed a member's role")
         REMOVED = "removed", _("removed a member")

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from surveys import actions
-from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, surveys_for
+from surveys.access import get_question_for_owner, get_survey_for, get_survey_for_owner, needs_granted, surveys_for
 from surveys.accounts import email_unconfirmed, send_confirmation
 from surveys.forms.accounts import SignUpForm
 from surveys.forms.matrix import MatrixEditForm, MatrixForm
@@ -160,6 +160,8 @@ def builder_context(request: HtmxHttpRequest, survey: Survey, **extra: Any) -> d
         "pair_form": PairForm(survey=survey),
         "recurring_changes": mechanisms_if_recurring(survey),
         "editing": None,
+        # Deleting needs ``manage``: a workspace's editors build the survey but may not delete it.
+        "may_delete": "manage" in needs_granted(request.user, survey),
     }
     context.update(extra)
     return context

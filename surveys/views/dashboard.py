@@ -144,12 +144,12 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         return HttpResponse(status=204)  # nothing new: htmx keeps the page as it is
     trend = {} if request.htmx else trends_context(request, survey)
 
-    def render_page(csrf_token: str, freshness: str | None, can_export: bool) -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None, can_export: bool, can_edit: bool) -> HttpResponse:
         state = stamps.state_of(survey, stamp)
         context = dashboard_context(survey, kind, state, bands=bands) | trend
         context["choices"] = crosstabs.choices(state)
         context["crosstab_url"] = crosstab_url(survey, public=False)
-        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export}
+        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export, "can_edit": can_edit}
         if request.htmx:
             return render(request, f"{DASHBOARD}#results-body", context)
         return render(request, DASHBOARD, context)
@@ -170,10 +170,10 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
         snapshots.publish(survey, stamp.snapshot)
         return HttpResponse(status=204)
 
-    def render_page(csrf_token: str, freshness: str | None, can_export: bool) -> HttpResponse:
+    def render_page(csrf_token: str, freshness: str | None, can_export: bool, can_edit: bool) -> HttpResponse:
         state = SurveyState.read(survey, [question], live=True, snapshot=stamp.snapshot)
         context = question_page_context(request, survey, question, state, kind, bands)
-        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export}
+        context |= {"csrf_token": csrf_token, "freshness": freshness, "can_export": can_export, "can_edit": can_edit}
         if request.htmx:
             return render(request, "surveys/question_results.html#question-body", context)
         return render(request, "surveys/question_results.html", context)
@@ -187,17 +187,19 @@ def readers_page(
 ) -> HttpResponse:
     """An organizer's results page: 304 while its ETag stands, else rendered once per snapshot
     (:func:`~surveys.views.reading.rendered_once`) by ``render_page(csrf_token, freshness,
-    can_export)``, then published as drawn.
+    can_export, can_edit)``, then published as drawn.
 
     ``can_export``: whether the reader may download the raw reports (viewers read results, not
-    reports), so the page offers only links its reader may follow. It is asked when a page is drawn,
-    not for a 304, and the shared rendering is kept apart for readers with and without it.
+    reports); ``can_edit``: whether they may open the builder (not viewers, nor staff). The page
+    offers only links its reader may follow. They are asked when a page is drawn, not for a 304,
+    and the shared rendering is kept apart for readers with and without them.
     """
 
     def page() -> HttpResponse:
-        can_export = "export" in needs_granted(request.user, survey)
-        draw = functools.partial(render_page, can_export=can_export)
-        return rendered_once(request, survey, stamp, (*parts, can_export), draw)
+        granted = needs_granted(request.user, survey)
+        can_export, can_edit = "export" in granted, "edit" in granted
+        draw = functools.partial(render_page, can_export=can_export, can_edit=can_edit)
+        return rendered_once(request, survey, stamp, (*parts, can_export, can_edit), draw)
 
     response = conditional(request, page_etag(request, survey, stamp, *parts), page)
     snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers

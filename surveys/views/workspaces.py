@@ -109,6 +109,7 @@ def workspace_invitation_revoke(request: HttpRequest, workspace_id: int, invitat
     workspace, _membership = get_workspace_for(request.user, workspace_id, "manage")
     invitation = get_object_or_404(WorkspaceInvitation, pk=invitation_id, workspace=workspace, accepted_at__isnull=True)
     invitation.delete()
+    audit.record(request.user, workspace, AuditEntry.Action.WITHDREW, invitation.email, role=invitation.role)
     messages.success(request, _("Invitation withdrawn."))
     return redirect(workspace)
 

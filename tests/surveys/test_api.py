@@ -141,6 +141,8 @@ def minimal_body(method: str, path: str) -> Any:
         "/api/v1/surveys/{survey_id}/invitations/links": {"count": 1},
         "/api/v1/surveys/{survey_id}/invitations/emails": {"emails": ["x@example.com"]},
         "/api/v1/surveys/{survey_id}/webhooks": {"url": "https://example.com/hook"},
+        "/api/v1/surveys/{survey_id}/languages": {"language": "en", "base": "ko"},
+        "/api/v1/surveys/{survey_id}/languages/{language}": {"texts": {}},
     }
     return bodies.get(path) if method != "get" else None
 
@@ -152,6 +154,7 @@ def fill(path: str, survey: Survey, question: Question) -> str:
         .replace("{question_id}", str(question.pk))
         .replace("{webhook_id}", str(hook.pk if hook else 1))
         .replace("{name}", "estimates.json")
+        .replace("{language}", "en")
     )
 
 

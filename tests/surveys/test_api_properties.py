@@ -18,6 +18,7 @@ from surveys.api import api
 from surveys.api.results import EXPORTS
 from surveys.integrations import Webhook
 from tests.base import make_open_survey, make_question, make_reports, make_survey
+from tests.languages import make_bilingual
 from tests.surveys.test_api import call, make_token, no_network  # noqa: F401 (an autouse fixture)
 
 SCHEMA = json.loads(json.dumps(api.get_openapi_schema()))
@@ -83,6 +84,7 @@ def world(organizer, other_organizer):
     """Ids worth hitting: the token owner's draft and open surveys and questions, and a stranger's."""
     draft = make_survey(organizer, title="Draft")
     make_question(draft, text="Draft question")
+    make_bilingual(draft, base="ko", other="en")  # a language to translate and to remove
     opened = make_open_survey(organizer, questions=2, title="Open")
     make_reports(opened.questions.first(), [0, 1, 2] * 4)
     theirs = make_open_survey(other_organizer, title="Theirs")
@@ -100,17 +102,22 @@ def path_values(path: str, world: dict[str, Any]) -> st.SearchStrategy[str]:
     name = st.sampled_from(sorted(EXPORTS)) | st.text(
         st.characters(codec="ascii", exclude_characters="/?#%"), min_size=1, max_size=12
     )
+    language = st.sampled_from(["en", "ko", "ja"]) | st.text(
+        st.characters(codec="ascii", exclude_characters="/?#%"), min_size=1, max_size=12
+    )
     return st.builds(
-        lambda s, q, h, n: (
+        lambda s, q, h, n, code: (
             path.replace("{survey_id}", str(s))
             .replace("{question_id}", str(q))
             .replace("{webhook_id}", str(h))
             .replace("{name}", n)
+            .replace("{language}", code)
         ),
         survey,
         question,
         hook,
         name,
+        language,
     )
 
 

@@ -11,8 +11,8 @@ The API must never allow more than the pages, and must let each role do what the
 - **0 leaks**: whoever lacks an operation's need gets 403 or 404, and the answer names neither the
   survey, its questions nor its workspace; a read token's writes get 403 whatever its owner may do.
 - **0 unauthorized changes**: after every refused request the survey, its questions, matrices,
-  invitations, webhooks and their deliveries, the workspace's members and audit log, and the
-  count of surveys are exactly as before.
+  invitations, webhooks and their deliveries, languages and translations, the workspace's members
+  and audit log, and the count of surveys are exactly as before.
 - whoever has the need gets the owner's answer, and the owner's answers are successes (2xx) but for
   the lifecycle refusals this open survey with reports must get (``OWNER_CONFLICTS``). Each allowed
   write runs in a transaction rolled back after it, so every role starts from the same state.
@@ -29,13 +29,16 @@ from urllib.parse import urlsplit
 import pytest
 from django.db import transaction
 from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from surveys.api.results import EXPORTS
 from surveys.integrations import Webhook, WebhookDelivery
 from surveys.models import AuditEntry, Invitation, Matrix, Membership, Question, Survey, Workspace
+from surveys.translations import SurveyLanguage, Translation
 from tests.base import make_question, make_survey, make_user
-from tests.surveys.test_api import call, make_token, operations
+from tests.languages import make_bilingual
+from tests.surveys.test_api import call, make_token, operations, schema
 from tests.surveys.test_role_walk import GRANTED  # what each role may do: the page walk's table
 from tests.teams import make_team
 
@@ -70,6 +73,10 @@ NEEDS = {
     ("delete", f"{S}/webhooks/{{webhook_id}}"): "edit",
     ("get", f"{S}/estimates"): "view",  # survey_results
     ("get", f"{S}/transparency"): "view",  # public for an open survey; viewers read it
+    ("get", f"{S}/languages"): "edit",  # survey_languages
+    ("post", f"{S}/languages"): "edit",
+    ("patch", f"{S}/languages/{{language}}"): "edit",  # survey_translations
+    ("delete", f"{S}/languages/{{language}}"): "edit",
     ("get", f"{S}/exports/{{name}}"): "by name",  # EXPORT_NEEDS below
 }
 #: Each download's need: estimates are results (export_estimates); the rest are raw reports.
@@ -101,6 +108,7 @@ def team(db):
     team.second = make_question(team.survey, text="A second question?", options=["Yes", "No"])
     team.third = make_question(team.survey, text="A third question?", options=["Often", "Rarely"])
     team.webhook = Webhook.objects.create(survey=team.survey, url="https://hooks.example.org/murmur")
+    make_bilingual(team.survey, base="ko", other="en")  # a language to translate and to remove
     WebhookDelivery.objects.create(webhook=team.webhook, delivery_id="d1", hour=timezone.now(), test=True, ok=True)
     return team
 
@@ -120,6 +128,8 @@ def body_for(method: str, path: str, team) -> Any:
         f"{S}/invitations/links": {"count": 1},
         f"{S}/invitations/emails": {"emails": ["x@example.com"]},
         f"{S}/webhooks": {"url": "https://example.com/hook"},
+        f"{S}/languages": {"language": "ja"},
+        f"{S}/languages/{{language}}": {"texts": {"survey:title": "Shared pulse, reworded"}},
     }
     return bodies.get(path)
 
@@ -132,6 +142,7 @@ def calls(team) -> list[tuple[str, str, bool, str, str]]:
             path.replace("{survey_id}", str(team.survey.pk))
             .replace("{question_id}", str(team.second.pk))  # without reports: it may still be deleted
             .replace("{webhook_id}", str(team.webhook.pk))
+            .replace("{language}", "en")
         )
         if "{name}" in path:
             found += [(method, path, writes, url.replace("{name}", name), EXPORT_NEEDS[name]) for name in EXPORT_NEEDS]
@@ -150,6 +161,8 @@ def state(team) -> Any:
         list(Invitation.objects.filter(survey=survey).order_by("pk").values()),
         list(Webhook.objects.filter(survey=survey).order_by("pk").values()),
         list(WebhookDelivery.objects.filter(webhook__survey=survey).order_by("pk").values()),
+        list(SurveyLanguage.objects.filter(survey=survey).order_by("pk").values()),
+        list(Translation.objects.filter(survey=survey).order_by("pk").values()),
         list(Membership.objects.filter(workspace=team.workspace).order_by("pk").values_list("user", "role")),
         list(AuditEntry.objects.order_by("pk").values_list("pk", flat=True)),
         Survey.objects.count(),
@@ -178,11 +191,25 @@ def allowed(who: str, need: str) -> bool:
     return need == "own" or need in GRANTED[who]
 
 
+def iter_patterns(patterns: list[Any]) -> list[URLPattern]:
+    """Every URL pattern under these, through nested includes."""
+    found = []
+    for entry in patterns:
+        found += iter_patterns(entry.url_patterns) if isinstance(entry, URLResolver) else [entry]
+    return found
+
+
 def test_every_operation_is_classified():
     schema_operations = {(method, path) for method, path, _writes in operations()}
     assert schema_operations == set(NEEDS), schema_operations ^ set(NEEDS)
     assert set(EXPORTS) == set(EXPORT_NEEDS), set(EXPORTS) ^ set(EXPORT_NEEDS)
     assert set(NEEDS.values()) == {"own", "view", "edit", "manage", "by name"}
+    # Every API route the URLconf serves is in the schema (an operation left out of it would escape
+    # the walk): its names are the schema's operation ids, besides the schema and the API's root.
+    (api_routes,) = [entry for entry in get_resolver().url_patterns if getattr(entry, "namespace", "") == "api-v1"]
+    served = {pattern.name for pattern in iter_patterns(api_routes.url_patterns)}
+    ids = {op["operationId"] for item in schema()["paths"].values() for op in item.values()}
+    assert served - {"openapi-json", "api-root"} == ids, served ^ ids
 
 
 @pytest.mark.slow  # about 4 s a role and scope: make test-all and CI (the delete and removal tests guard make test)

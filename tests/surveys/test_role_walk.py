@@ -17,11 +17,12 @@ viewers, as if it needed ``edit`` for POST and ``view`` for GET.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from surveys.integrations import ApiToken, Webhook, new_token, token_hash
 from surveys.models import (
@@ -96,8 +97,8 @@ def routes() -> list[tuple[str, set[str]]]:
                 # Django admin has its own staff check; the organizer API its token walk (test_api).
                 if entry.namespace not in ("admin", "api-v1"):
                     walk(entry.url_patterns, names)
-            elif isinstance(entry, URLPattern) and entry.name:
-                found.append((entry.name, names))
+            elif isinstance(entry, URLPattern):
+                found.append((entry.name or f"<unnamed {entry.pattern}>", names))
 
     walk(get_resolver().url_patterns, set())
     return sorted(found, key=lambda route: route[0])
@@ -212,6 +213,8 @@ def test_every_survey_and_workspace_route_is_classified():
     # public_results and public_crosstab: public only when the owner publishes (this survey does not).
     assert set(unknown) <= {"public_results", "public_crosstab"}, unknown
     assert len(ROUTES) > 60
+    # The walk reverses routes by name: an unnamed one could not be walked, so none may be added.
+    assert not [name for name, _converters in ROUTES if name.startswith("<unnamed")]
 
 
 @pytest.mark.slow  # about 10 s per role: make test-all and CI
@@ -223,7 +226,7 @@ def test_the_walk(team, who):
         response = owner.get(url_of(name, converters, team))
         owner_status[name] = response.status_code
         read_body(response)  # an export file: read to its end, which closes it
-    leaks, changes, denied = [], [], []
+    leaks, changes, denied, offered = [], [], [], []
     data = post_data(team, who)
     before = state(team)  # then each request's "after" is the next one's "before"
     for name, converters in ROUTES:
@@ -244,6 +247,8 @@ def test_the_walk(team, who):
                 expected = 302 if who == "anonymous" else owner_status[name]
                 if response.status_code != expected:
                     denied.append(f"GET {name}: {response.status_code}, owner {owner_status[name]}")
+            if method == "get" and response.status_code == 200 and "html" in response.get("Content-Type", ""):
+                offered += [f"GET {name} offers {link}" for link in refused_links(body, who, team)]
             names_team = b"Shared pulse" in body or b"Research team" in body
             if who in ("outsider", "anonymous") and name not in PUBLIC and names_team:
                 leaks.append(f"{method.upper()} {name} names the team's survey or workspace")
@@ -253,6 +258,31 @@ def test_the_walk(team, who):
                 changes.append(f"{method.upper()} {name}")
             before = after
     assert leaks == [] and changes == [] and denied == []
+    assert offered == []
+
+
+CONVERTERS = dict(ROUTES)
+LINK = re.compile(rb'(href|action|hx-get|hx-post)="(/[^"#?]*)')
+
+
+def refused_links(body: bytes, who: str, team) -> list[str]:
+    """The page's links and forms to the team's protected routes that would refuse ``who`` (a link to a
+    download the role may not take, a form it may not post): a page offers only what its reader may do."""
+    found = []
+    for attribute, url in set(LINK.findall(body)):
+        try:
+            match = resolve(url.decode())
+        except Resolver404:
+            continue
+        name, kwargs = match.url_name, match.kwargs
+        if kwargs.get("survey_id") != team.survey.pk and kwargs.get("workspace_id") != team.workspace.pk:
+            continue  # another survey's link (the reader's own): not what this walk is about
+        if name not in CONVERTERS or name in ("public_results", "public_crosstab"):
+            continue
+        method = "get" if attribute in (b"href", b"hx-get") else "post"
+        if protected(name, CONVERTERS[name]) and not allowed(name, CONVERTERS[name], who, method):
+            found.append(f"{attribute.decode()}={url.decode()}")
+    return sorted(found)
 
 
 OWNER_CHANGES = [

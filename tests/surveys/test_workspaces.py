@@ -11,7 +11,7 @@ from django.urls import reverse
 from surveys.access import get_survey_for, needs_granted, surveys_for
 from surveys.models import AuditEntry, Membership, Survey, Workspace, WorkspaceInvitation
 from surveys.teams.models import Role
-from tests.base import make_survey, make_user, read_body
+from tests.base import make_question, make_survey, make_user, read_body
 from tests.teams import make_team
 
 
@@ -290,3 +290,41 @@ def test_every_export_file_is_logged(client, team):
     assert client.get(reverse("export_analysis", args=[pk])).status_code == 400
     files = AuditEntry.objects.filter(workspace=team.workspace, action="exported").values_list("detail", flat=True)
     assert sorted(files) == ["analysis.R", "reports.dta", "reports.sav", "survey.xlsx"]
+
+
+def test_the_audit_log_records_opening_and_every_member_change_for_owners_only(client, team):
+    pk = team.workspace.pk
+    client.force_login(team.users["editor"])
+    draft = make_survey(team.users["editor"], title="Next pulse", workspace=team.workspace)
+    make_question(draft, text="Anything else?")
+    assert client.post(reverse("survey_open", args=[draft.pk])).status_code == 302
+    client.force_login(team.users["owner"])
+    invite(client, team, "later@example.org", "viewer")
+    pending = WorkspaceInvitation.objects.get(email="later@example.org")
+    client.post(reverse("workspace_invitation_revoke", args=[pk, pending.pk]))
+    client.post(reverse("workspace_member_role", args=[pk, team.membership("viewer").pk]), {"role": "editor"})
+    client.post(reverse("workspace_member_remove", args=[pk, team.membership("viewer").pk]))
+    entries = AuditEntry.objects.filter(workspace=team.workspace).order_by("pk")
+    assert [(e.actor_name, e.action, e.detail, e.role) for e in entries] == [
+        ("eddie", "opened", "", ""),
+        ("olivia", "invited", "later@example.org", "viewer"),
+        ("olivia", "withdrew", "later@example.org", "viewer"),
+        ("olivia", "role", "vera", "editor"),
+        ("olivia", "removed", "vera", ""),
+    ]
+    page = client.get(reverse("workspace_detail", args=[pk])).content.decode()
+    assert page.count("data-audit-action") == 5 and "withdrew an invitation" in page
+    client.force_login(team.users["editor"])  # editors change things but do not read the log
+    page = client.get(reverse("workspace_detail", args=[pk])).content.decode()
+    assert "data-audit-action" not in page and "Audit log" not in page
+
+
+@pytest.mark.parametrize("who", ["owner", "editor", "viewer", "staff"])
+def test_pages_offer_the_builder_and_deletion_only_to_who_may_use_them(client, team, who):
+    """A link or form the route would refuse is not offered (the slow role walk checks every page)."""
+    client.force_login(team.users[who])
+    builder, delete = team.survey.get_absolute_url(), reverse("survey_delete", args=[team.survey.pk])
+    results = client.get(reverse("survey_results", args=[team.survey.pk])).content.decode()
+    assert (f'href="{builder}"' in results) is (who in ("owner", "editor"))
+    if who in ("owner", "editor"):
+        assert (f'action="{delete}"' in client.get(builder).content.decode()) is (who == "owner")
