@@ -14,6 +14,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from surveys.jobs import queue, worker
+from surveys.responding import tallies
 
 #: How often the worker loop queues stale jobs again and the schedule's jobs.
 SWEEP_SECONDS = 30
@@ -37,9 +38,12 @@ def schedule() -> None:
 
 
 def sweep() -> None:
-    """The worker loop's housekeeping: stale jobs queued again, the schedule's jobs, old files removed."""
+    """The worker loop's housekeeping: stale jobs queued again, the schedule's jobs, old files removed,
+    submissions' pending tally increments folded into the cells."""
     worker.requeue_stale()
     schedule()
+    while tallies.fold_deltas():
+        pass
 
 
 def poll_forever(stop: threading.Event | None = None, interval: float = 1.0) -> None:
