@@ -20,6 +20,9 @@ from surveys.responding import tallies
 SWEEP_SECONDS = 30
 
 
+#: At most this many batches of pending tally rows folded a sweep (``surveys.responding.tallies.fold_deltas``).
+FOLDS_PER_SWEEP = 20
+
 #: How often the webhooks that are due get their summary (each still gets at most one an hour).
 WEBHOOK_MINUTES = 5
 
@@ -42,8 +45,9 @@ def sweep() -> None:
     submissions' pending tally increments folded into the cells."""
     worker.requeue_stale()
     schedule()
-    while tallies.fold_deltas():
-        pass
+    for _ in range(FOLDS_PER_SWEEP):  # bounded: submissions arriving meanwhile never starve the jobs
+        if not tallies.fold_deltas():
+            break
 
 
 def poll_forever(stop: threading.Event | None = None, interval: float = 1.0) -> None:
