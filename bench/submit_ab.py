@@ -4,13 +4,17 @@
 
 In one process, against a scratch database of its own (dropped at the end), Murmur's WSGI
 application is called directly, as gunicorn calls it (no HTTP, no wrk), with valid ten-question
-submissions. The submit view's writing, parsing and receipt functions and the writer's tally rows
-are switched between the versions of ``surveys/responding/{writes,submissions,receipts,tallies}.py``
-at ``REV`` (read with ``git show``) and the working tree's; ``bench/bare.py``'s baseline is the third variant. The
+submissions. The URL configuration (``config/urls.py``, ``surveys/urls.py``), the submit view
+(``surveys/views/respond.py``) and what it calls from
+``surveys/responding/{writes,submissions,receipts,tallies}.py`` are switched between their
+versions at ``REV`` (read with ``git show``) and the working tree's; ``bench/bare.py``'s baseline
+is the third variant. The
 variants alternate in blocks of N submissions, B blocks each, and the medians per submission
 are printed: wall time, this process's CPU and the PostgreSQL backends' CPU (from
 ``/proc/<pid>/stat``). On a shared machine the CPU figures are steadier than wall time or
-throughput. ``--pooler`` sets ``DATABASE_POOLER=true`` (no named prepared statements).
+throughput. Then the pending tally increments the working tree's submissions left are folded as
+the job folds them, and that CPU is printed per submission. ``--pooler`` sets
+``DATABASE_POOLER=true`` (no named prepared statements).
 """
 
 from __future__ import annotations
@@ -26,26 +30,53 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from bench.server import ROOT, scratch_database, server_environment, setup_django
 
-Variant = dict[str, Callable[..., Any]] | None
 
-
-def module_at(revision: str, name: str) -> types.ModuleType:
-    """``surveys/responding/<name>.py`` as it was at ``revision``, loaded as a module of its own."""
+def module_at(
+    revision: str, name: str, folder: str = "surveys/responding", edit: Callable[[str], str] = str
+) -> types.ModuleType:
+    """``<folder>/<name>.py`` as it was at ``revision`` (its source passed through ``edit``), loaded
+    as a module of its own, ``before_<folder>_<name>``."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:surveys/responding/{name}.py"],
+        ["git", "show", f"{revision}:{folder}/{name}.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    module = types.ModuleType(f"before_{name}")
-    sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:{name}.py", "exec"), module.__dict__)
+    module = types.ModuleType(f"before_{folder.replace('/', '_')}_{name}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up; include() imports by name
+    exec(compile(edit(source), f"{revision}:{folder}/{name}.py", "exec"), module.__dict__)
     return module
+
+
+def urlconf_at(revision: str) -> str:
+    """The name of a module holding the URL configuration at ``revision`` (``config/urls.py``
+    including that revision's ``surveys/urls.py``), for ``settings.ROOT_URLCONF``, whose submit
+    view is the revision's: ``surveys/views/respond.py`` calling the revision's
+    ``surveys/responding/{writes,submissions,receipts,tallies}.py``."""
+    view = module_at(revision, "respond", folder="surveys/views")
+    responding = {name: module_at(revision, name) for name in ("writes", "submissions", "receipts", "tallies")}
+    for module in (view, *responding.values()):
+        for attribute, value in list(vars(module).items()):
+            home = getattr(value, "__module__", None) or getattr(value, "__name__", "")
+            name = home.rpartition(".")[2]
+            if home.startswith("surveys.responding.") and name in responding:
+                # a function imported from a module that is switched, or the module itself
+                setattr(
+                    module, attribute, responding[name] if home == value.__name__ else vars(responding[name])[attribute]
+                )
+    submit = f"__import__('sys').modules[{view.__name__!r}].submit"
+    surveys = module_at(revision, "urls", folder="surveys", edit=lambda s: s.replace("respond.submit", submit))
+    root = module_at(
+        revision,
+        "urls",
+        folder="config",
+        edit=lambda s: s.replace('"surveys.urls"', repr(surveys.__name__)).replace("respond.submit", submit),
+    )
+    return root.__name__
 
 
 def main() -> None:
@@ -66,26 +97,15 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
     from bench import bare
     from bench.submit import CSRF, build, write_bodies
-    from surveys.responding import receipts, submissions, tallies, writes
-    from surveys.views import respond
 
     call_command("migrate", verbosity=0)
-    names = ("do_submit", "receipt_rows", "parse_submission", "submission_rows")
-    modules = {
-        "do_submit": "writes", "receipt_rows": "receipts", "parse_submission": "submissions",
-        "submission_rows": "tallies",
-    }  # fmt: skip
-    #: Where each function is looked up when a submission is served.
-    callers = {"do_submit": respond, "receipt_rows": respond, "parse_submission": respond, "submission_rows": tallies}
-    before = {name: getattr(module_at(args.before, modules[name]), name) for name in names}
-    after: dict[str, Callable[..., Any]] = {"do_submit": writes.do_submit, "receipt_rows": receipts.receipt_rows}
-    after["parse_submission"] = submissions.parse_submission
-    after["submission_rows"] = tallies.submission_rows
+    urlconfs = {"before": urlconf_at(args.before), "after": settings.ROOT_URLCONF}
     slug, bare_slug = build(10), build(10)
     work = Path(tempfile.mkdtemp(prefix="murmur-bench-ab-"))
     count = args.block * (args.blocks + 1)
@@ -110,12 +130,12 @@ def run(args: argparse.Namespace) -> None:
         answer = b"".join(bare.application(environ, lambda s, headers, *rest: status.append(s)))
         assert status[0].startswith("201"), (status, answer[:300])
 
-    def block(variant: Variant) -> tuple[float, float, float]:
-        for name, function in (variant or {}).items():
-            setattr(callers[name], name, function)
+    def block(variant: str) -> tuple[float, float, float]:
+        if variant != "bare":
+            settings.ROOT_URLCONF = urlconfs[variant]  # Django sets it for each request
         wall, cpu, backend = time.perf_counter(), time.process_time(), backends_cpu()
         for _ in range(args.block):
-            call("bare" if variant is None else "murmur")
+            call("bare" if variant == "bare" else "murmur")
         per = 1e3 / args.block
         return (time.perf_counter() - wall) * per, (time.process_time() - cpu) * per, (backends_cpu() - backend) * per
 
@@ -132,11 +152,10 @@ def run(args: argparse.Namespace) -> None:
             total += int(fields[11]) + int(fields[12])  # utime + stime
         return total / os.sysconf("SC_CLK_TCK")
 
-    variants: dict[str, Variant] = {"before": before, "after": after, "bare": None}
-    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in ("before", "after", "bare")}
     for i in range(args.blocks):
         for name in ("before", "after", "bare") if i % 2 == 0 else ("bare", "after", "before"):
-            results[name].append(block(variants[name]))
+            results[name].append(block(name))
     load = os.getloadavg()
     cpu = {}
     for name, rows in results.items():
@@ -149,6 +168,26 @@ def run(args: argparse.Namespace) -> None:
         )
     print(f"CPU ratio bare / Murmur: before {cpu['bare'] / cpu['before']:.2f}, after {cpu['bare'] / cpu['after']:.2f}")
     print(f"DATABASE_POOLER={os.environ['DATABASE_POOLER']}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    fold(pids, backends_cpu)
+
+
+def fold(pids: list[int], backends_cpu: Callable[[], float]) -> None:
+    """Fold the pending tally increments the worktree's submissions left, as the job does, and
+    print its CPU per submission folded: work moved off the request path, not saved."""
+    from surveys.models import TallyDelta
+    from surveys.responding import tallies
+
+    pending = TallyDelta.objects.count()
+    if not pending:
+        return
+    cpu, backend = time.process_time(), backends_cpu()
+    while tallies.fold_deltas():
+        pass
+    python, postgres = ((time.process_time() - cpu) * 1e3 / pending, (backends_cpu() - backend) * 1e3 / pending)
+    print(
+        f"fold (off the request path): {pending} pending submissions, {python:5.2f} ms Python CPU, "
+        f"{postgres:5.2f} ms PostgreSQL CPU per submission folded"
+    )
 
 
 if __name__ == "__main__":

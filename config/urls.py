@@ -8,9 +8,11 @@ from surveys.accounts import LocalizedPasswordResetForm
 from surveys.api import api
 from surveys.responding.ratelimits import rate_limited
 from surveys.teams import oidc
-from surveys.views import catalog, health
+from surveys.views import catalog, health, respond
 
 urlpatterns = [
+    # The submit endpoint first: the busiest path resolves at the first pattern, not after about 80.
+    path("s/<str:slug>/submit/", respond.submit, name="submit"),
     # Probes for load balancers (surveys/views/health.py): no login, no rate limit, no survey data.
     path("healthz", health.healthz, name="healthz"),
     path("ready", health.ready, name="ready"),

@@ -479,11 +479,11 @@ class TallyCell(models.Model):
     A randomization's tally (ldp's ``Tally``: the number of reports n and integer counts) is the
     sum over shards of its cells: ``cell`` indexes the mechanism's counts, :data:`N_CELL`
     holds n, and cells from :data:`PROFILE_CELL` down hold the histogram of report weights. A
-    submission adds its reports' counts to the cells of one randomly chosen shard with one
-    ``INSERT ... ON CONFLICT DO UPDATE`` in its own transaction, so tallies are always exactly the
-    sums of the stored reports, concurrent respondents rarely touch the same row, and results read
-    O(cells x shards) rows, never the reports. The key is the cell itself (no autoincrement
-    id that would order the cells' first reports).
+    submission's reports reach the cells of one randomly chosen shard through a pending row
+    (:class:`TallyDelta`), folded in with one ``INSERT ... ON CONFLICT DO UPDATE`` per batch;
+    readers add what is still pending, so tallies are always exactly the sums of the stored
+    reports, and results read O(cells x shards) rows plus the pending ones, never the reports.
+    The key is the cell itself (no autoincrement id that would order the cells' first reports).
     """
 
     N_CELL = -1
@@ -499,6 +499,28 @@ class TallyCell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.randomization} [{self.shard}, {self.cell}] = {self.count}"
+
+
+class TallyDelta(models.Model):
+    """A submission's reports not yet added to the tally cells: pending increments, folded by a job.
+
+    The submit statement appends one narrow row (the reports' randomizations and bytes,
+    ``surveys.responding.tallies.delta_payload``) instead of updating a randomization's cells
+    once per cell; ``surveys.responding.tallies.fold_deltas`` adds pending rows to the cells and
+    deletes them in one transaction, off the request path. Readers add the pending rows of the
+    survey to the cells in one statement (one snapshot), so a tally is always exactly the sum of
+    the stored reports. Nothing here orders submissions: the id is random, there is no time, and
+    a row lives only until it is folded.
+    """
+
+    pk = models.CompositePrimaryKey("survey", "id")  # its index serves readers, who filter by survey
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="+", db_index=False)
+    id = models.BigIntegerField(default=random_id, editable=False)
+    shard = models.PositiveSmallIntegerField()
+    payload = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"pending tally increments of {self.survey_id}"
 
 
 class Invitation(models.Model):

@@ -148,6 +148,5 @@ urlpatterns = [
     path("r/<str:slug>/", dashboard.public_results, name="public_results"),
     path("r/<str:slug>/crosstab/", crosstab.public_crosstab, name="public_crosstab"),
     path("s/<str:slug>/", respond.respond, name="respond"),
-    path("s/<str:slug>/submit/", respond.submit, name="submit"),
     path("s/<str:slug>/transparency/", transparency.transparency, name="transparency"),
 ]

@@ -14,10 +14,14 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from surveys.jobs import queue, worker
+from surveys.responding import tallies
 
 #: How often the worker loop queues stale jobs again and the schedule's jobs.
 SWEEP_SECONDS = 30
 
+
+#: At most this many batches of pending tally rows folded a sweep (``surveys.responding.tallies.fold_deltas``).
+FOLDS_PER_SWEEP = 20
 
 #: How often the webhooks that are due get their summary (each still gets at most one an hour).
 WEBHOOK_MINUTES = 5
@@ -37,9 +41,13 @@ def schedule() -> None:
 
 
 def sweep() -> None:
-    """The worker loop's housekeeping: stale jobs queued again, the schedule's jobs, old files removed."""
+    """The worker loop's housekeeping: stale jobs queued again, the schedule's jobs, old files removed,
+    submissions' pending tally increments folded into the cells."""
     worker.requeue_stale()
     schedule()
+    for _ in range(FOLDS_PER_SWEEP):  # bounded: submissions arriving meanwhile never starve the jobs
+        if not tallies.fold_deltas():
+            break
 
 
 def poll_forever(stop: threading.Event | None = None, interval: float = 1.0) -> None:

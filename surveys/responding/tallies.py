@@ -12,6 +12,12 @@ The storage design (``docs/deployment.md`` says why):
   upserts cannot deadlock.
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
+- A submission does not update the cells itself: it appends one :class:`~surveys.models.TallyDelta`
+  row holding its reports (:func:`delta_payload`), and :func:`fold_deltas` adds pending rows to the
+  cells and deletes them in one transaction, off the request path (the results refresh job and the
+  job worker's sweep). Readers add the survey's pending rows in the same statement that sums the
+  cells (one snapshot), so the exactness above holds at every moment: a fold moves counts from
+  pending rows to cells atomically. About 57 row updates a ten-question submission become one insert.
 - For bit-vector mechanisms (unary encodings, dBitFlip, CMS) extra cells from
   ``TallyCell.PROFILE_CELL`` down hold ``ldp.integrity.weight_profile`` flattened row by row:
   the reports by their number of one-bits w and, for unary encodings, by weight and
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import struct
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -34,12 +41,11 @@ from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
-from django.db.models import Sum
+from django.db import connection, models, transaction
 
 import ldp
 from ldp import integrity
-from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell
+from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell, TallyDelta
 from surveys.responding import memo
 
 #: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
@@ -175,28 +181,109 @@ UNNEST_TYPES = {
 
 
 def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally]:
-    """Each randomization's tally, summed over its shards in the database (one query)."""
+    """Each randomization's tally: its cells summed over shards in the database, plus the pending
+    increments of its survey (:class:`~surveys.models.TallyDelta`), read in one statement (one snapshot)."""
     by_id = {r.pk: r for r in randomizations}
     mechanisms = {pk: r.build_mechanism() for pk, r in by_id.items()}
     counts = {pk: m.empty_tally().counts.copy() for pk, m in mechanisms.items()}
     profiles = {pk: integrity.empty_profile(cast(ldp.Mechanism, m)) for pk, m in mechanisms.items()}
     n = dict.fromkeys(by_id, 0)
-    rows = (
-        TallyCell.objects.filter(randomization_id__in=list(by_id))
-        .values_list("randomization_id", "cell")
-        .annotate(total=Sum("count"))
-        .order_by()
-    )
+    rows, pending = _cells_and_pending(list(by_id))
+    for randomization_id, packed in pending.items():
+        cells = report_cells(mechanisms[randomization_id], packed)
+        rows.extend((randomization_id, cell, increment) for cell, increment in cells)
     for randomization_id, cell, total in rows:
         if cell == TallyCell.N_CELL:
-            n[randomization_id] = int(total)
+            n[randomization_id] += int(total)
         elif cell <= TallyCell.PROFILE_CELL:
             profile = profiles[randomization_id]
             if profile is not None and TallyCell.PROFILE_CELL - cell < profile.size:
-                profile.flat[TallyCell.PROFILE_CELL - cell] = int(total)
+                profile.flat[TallyCell.PROFILE_CELL - cell] += int(total)
         else:
-            counts[randomization_id][cell] = int(total)
+            counts[randomization_id][cell] += int(total)
     return {pk: ldp.Tally(n[pk], counts[pk], profiles[pk]) for pk in by_id}
+
+
+def _cells_and_pending(ids: list[int]) -> tuple[list[tuple[int, int, int]], dict[int, list[bytes]]]:
+    """(randomization, cell, total) summed over shards, and the pending reports of these
+    randomizations, from one statement: a fold commits between no two reads."""
+    if not ids:
+        return [], {}
+    quote = connection.ops.quote_name
+    marks = ", ".join(["%s"] * len(ids))
+    sql = (
+        f"SELECT randomization_id, cell, SUM({quote('count')}), NULL FROM {TallyCell._meta.db_table} "
+        f"WHERE randomization_id IN ({marks}) GROUP BY randomization_id, cell "
+        f"UNION ALL SELECT NULL, NULL, NULL, payload FROM {TallyDelta._meta.db_table} WHERE survey_id IN "
+        "(SELECT q.survey_id FROM surveys_question q JOIN surveys_randomization r ON r.question_id = q.id "
+        f"WHERE r.id IN ({marks}))"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*ids, *ids])
+        fetched = cursor.fetchall()
+    wanted = set(ids)
+    rows = [(r, c, t) for r, c, t, payload in fetched if payload is None]
+    pending: dict[int, list[bytes]] = defaultdict(list)
+    for *_, payload in fetched:
+        if payload is not None:
+            for randomization_id, packed in parse_payload(bytes(payload)):
+                if randomization_id in wanted:
+                    pending[randomization_id].append(packed)
+    return rows, pending
+
+
+#: A pending report in a :class:`~surveys.models.TallyDelta` payload: its randomization's id and
+#: its packed length, then its bytes.
+_ITEM = struct.Struct("<qI")
+
+
+def delta_payload(reports: Iterable[tuple[int, bytes]]) -> bytes:
+    """A submission's (randomization id, packed report) pairs as one :class:`~surveys.models.TallyDelta` payload."""
+    return b"".join(_ITEM.pack(pk, len(packed)) + packed for pk, packed in reports)
+
+
+def parse_payload(payload: bytes) -> list[tuple[int, bytes]]:
+    """The (randomization id, packed report) pairs of a payload (:func:`delta_payload`)."""
+    items, offset = [], 0
+    while offset < len(payload):
+        pk, length = _ITEM.unpack_from(payload, offset)
+        offset += _ITEM.size
+        items.append((pk, payload[offset : offset + length]))
+        offset += length
+    return items
+
+
+def add_pending(survey_id: int, shard: int, reports: Iterable[tuple[int, bytes]]) -> None:
+    """Append a submission's reports as pending increments (call inside its transaction)."""
+    TallyDelta.objects.create(survey_id=survey_id, shard=shard, payload=delta_payload(reports))
+
+
+def fold_deltas(survey: Survey | None = None, limit: int = 5000) -> int:
+    """Add up to ``limit`` pending rows (of one survey, or of all) to the tally cells and delete
+    them, in one transaction; how many were folded.
+
+    Rows another fold holds are skipped (``SKIP LOCKED``), so folds run side by side. Reports of a
+    randomization deleted meanwhile (with its reports) are dropped with their row.
+    """
+    with transaction.atomic():
+        pending = TallyDelta.objects.all() if survey is None else TallyDelta.objects.filter(survey=survey)
+        rows = list(
+            pending.select_for_update(skip_locked=True).values_list("survey_id", "id", "shard", "payload")[:limit]
+        )
+        if not rows:
+            return 0
+        grouped: dict[tuple[int, int], list[bytes]] = defaultdict(list)
+        for _survey, _id, shard, payload in rows:
+            for randomization_id, packed in parse_payload(bytes(payload)):
+                grouped[(randomization_id, shard)].append(packed)
+        known = Randomization.objects.in_bulk({randomization_id for randomization_id, _ in grouped})
+        cells: list[tuple[int, int, int, int]] = []
+        for (randomization_id, shard), reports in grouped.items():
+            if randomization_id in known:
+                cells.extend(tally_rows(known[randomization_id], reports, shard))
+        add_rows(cells)
+        TallyDelta.objects.filter(pk__in=[(survey_id, pk) for survey_id, pk, *_ in rows]).delete()
+    return len(rows)
 
 
 def tally_digest(tally: ldp.Tally) -> str:
@@ -210,6 +297,9 @@ def tally_digest(tally: ldp.Tally) -> str:
 def hourly_counts(survey: Survey) -> list[tuple[datetime, int]]:
     """(hour, submissions) for every hour with submissions, shards summed in the database."""
     rows = (
-        HourlyResponses.objects.filter(survey=survey).values_list("hour").annotate(total=Sum("count")).order_by("hour")
+        HourlyResponses.objects.filter(survey=survey)
+        .values_list("hour")
+        .annotate(total=models.Sum("count"))
+        .order_by("hour")
     )
     return [(hour, int(total)) for hour, total in rows]

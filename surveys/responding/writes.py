@@ -1,13 +1,14 @@
-"""Writing a parsed submission: its reports, tally cells and hourly count, all or nothing.
+"""Writing a parsed submission: its reports, pending tally increments and hourly count, all or nothing.
 
 A submission costs the same few statements however many questions it answers, and never waits on
 the survey's other respondents (the design, and why: ``docs/deployment.md``). On PostgreSQL it is
 one statement (:data:`SUBMIT_SQL`) that share-locks and re-checks the randomizations it reports to
-and the survey, then inserts the submission, its reports, the tally cells and the hourly count.
-Elsewhere (SQLite) it is a ``BEGIN IMMEDIATE`` transaction of six statements. Editing a question's
-parameters locks its randomization exclusively (``surveys.actions.sync_randomization``), so an
-edit and a submission to the old version serialize: a report is never stored under a
-randomization that was retired before it committed.
+and the survey, then inserts the submission, its reports, its pending tally increments (one row:
+``surveys.responding.tallies``) and the hourly count. Elsewhere (SQLite) it is a ``BEGIN
+IMMEDIATE`` transaction of six statements. Editing a question's parameters locks its
+randomization exclusively (``surveys.actions.sync_randomization``), so an edit and a submission to
+the old version serialize: a report is never stored under a randomization that was retired before
+it committed.
 """
 
 from __future__ import annotations
@@ -42,24 +43,23 @@ def do_submit(
     """
     submission = Submission(survey=survey, nonce=nonce, received_hour=hour_now())
     shard = tallies.pick_shard()
-    rows = tallies.submission_rows(((r.randomization, r.packed) for r in reports), shard)
     if connection.vendor != "postgresql":
         with transaction.atomic():
             _check_survey(survey, responded)
             invite_only = lock_randomizations(survey, [r.randomization for r in reports])
             use_invitation(survey, invitation, invite_only)
-            if not _store_statement_by_statement(submission, reports, rows, shard):
+            if not _store_statement_by_statement(submission, reports, shard):
                 raise SubmissionError(409, _("These answers were already sent."))
         return submission
     # In autocommit the statement is its own transaction.
     autocommit = not connection.in_atomic_block
-    if autocommit and _submit_in_one_statement(submission, reports, rows, shard, responded, invitation, unlimited=True):
+    if autocommit and _submit_in_one_statement(submission, reports, shard, responded, invitation, unlimited=True):
         return submission
     # A response limit (or a caller's transaction, where a savepoint keeps a failed statement from
     # poisoning it): count and insert under the survey's row lock.
     with transaction.atomic():
         _check_survey(survey, responded)
-        _submit_in_one_statement(submission, reports, rows, shard, responded, invitation, unlimited=False)
+        _submit_in_one_statement(submission, reports, shard, responded, invitation, unlimited=False)
     return submission
 
 
@@ -82,17 +82,15 @@ def report_ids(count: int) -> list[int]:
     return [random_id() for _ in range(count)]
 
 
-def _store_statement_by_statement(
-    submission: Submission, reports: list[ParsedReport], rows: list[tuple[int, int, int, int]], shard: int
-) -> bool:
-    """The submission, its reports, its tally cells and its hourly count: four statements."""
+def _store_statement_by_statement(submission: Submission, reports: list[ParsedReport], shard: int) -> bool:
+    """The submission, its reports, its pending tally increments and its hourly count: four statements."""
     if not insert_unless_replayed(submission):
         return False
     Report.objects.bulk_create(
         Report(id=pk, submission=submission, question=r.question, randomization=r.randomization, packed=r.packed)
         for pk, r in zip(report_ids(len(reports)), reports, strict=True)
     )
-    tallies.add_rows(rows)
+    tallies.add_pending(submission.survey_id, shard, ((r.randomization.pk, r.packed) for r in reports))
     tallies.count_responses(submission.survey, submission.received_hour, 1, shard)
     return True
 
@@ -101,8 +99,8 @@ def _store_statement_by_statement(
 #: ``locked`` share-locks the randomizations reported to (``FOR KEY SHARE``: respondents never wait
 #: for each other, but an edit's ``FOR UPDATE`` excludes them; a row an edit retired while we waited
 #: is re-read, retired). The submission is inserted only if every randomization is in force and
-#: the survey open, and only if its nonce is new; reports, tally cells, the hourly count and the
-#: survey's version (``surveys.responding.versions``) follow only if it was inserted. The verdict
+#: the survey open, and only if its nonce is new; reports, pending tally increments, the hourly count
+#: and the survey's version (``surveys.responding.versions``) follow only if it was inserted. The verdict
 #: comes back so the refusal can say why.
 SUBMIT_SQL = """
 WITH locked AS (
@@ -141,12 +139,8 @@ WITH locked AS (
   FROM s, unnest(%(report_ids)s::bigint[], %(questions)s::bigint[], %(report_randomizations)s::bigint[],
                  %(packed)s::bytea[]) AS v(id, question, randomization, packed)
 ), c AS (
-  INSERT INTO surveys_tallycell (randomization_id, shard, cell, count)
-  SELECT t.randomization, %(shard)s, t.cell, t.increment
-  FROM unnest(%(cell_randomizations)s::bigint[], %(cells)s::integer[], %(increments)s::bigint[])
-       AS t(randomization, cell, increment)
-  WHERE EXISTS (SELECT 1 FROM s)
-  ON CONFLICT (randomization_id, shard, cell) DO UPDATE SET count = surveys_tallycell.count + excluded.count
+  INSERT INTO surveys_tallydelta (survey_id, id, shard, payload)
+  SELECT %(survey)s, %(delta)s, %(shard)s, %(payload)s WHERE EXISTS (SELECT 1 FROM s)
 ), h AS (
   INSERT INTO surveys_hourlyresponses (survey_id, hour, shard, count)
   SELECT %(survey)s, %(hour)s, %(shard)s, 1 WHERE EXISTS (SELECT 1 FROM s)
@@ -164,7 +158,6 @@ FROM verdict
 def _submit_in_one_statement(
     submission: Submission,
     reports: list[ParsedReport],
-    rows: list[tuple[int, int, int, int]],
     shard: int,
     responded: bool,
     invitation: bytes | None,
@@ -172,7 +165,6 @@ def _submit_in_one_statement(
 ) -> bool:
     """Run :data:`SUBMIT_SQL`; False if the survey has a response limit and ``unlimited`` was claimed."""
     randomizations = sorted({r.randomization.pk for r in reports})
-    cell_randomizations, cells, increments = ([row[i] for row in rows] for i in (0, 2, 3))
     params: dict[str, Any] = {
         "now": timezone.now(),
         "survey": submission.survey_id,
@@ -188,9 +180,8 @@ def _submit_in_one_statement(
         "questions": int_array([r.question.pk for r in reports]),
         "report_randomizations": int_array([r.randomization.pk for r in reports]),
         "packed": bytea_array([r.packed for r in reports]),
-        "cell_randomizations": int_array(cell_randomizations),
-        "cells": int_array(cells),
-        "increments": int_array(increments),
+        "delta": random_id(),
+        "payload": tallies.delta_payload((r.randomization.pk, r.packed) for r in reports),
         "shard": shard,
     }
     with bound_cursor() as cursor:

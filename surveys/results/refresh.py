@@ -9,6 +9,7 @@ from typing import Any
 
 from surveys.jobs import guard
 from surveys.models import Randomization
+from surveys.responding import tallies
 from surveys.responding.versions import survey_version
 from surveys.results import snapshots
 from surveys.results.cards import matrix_cards, responses_timeline, result_view
@@ -23,6 +24,7 @@ def run_refresh(job: Any, progress: Any) -> dict[str, int]:
     """
     guard.off_request_path("Refreshing a survey's results")
     survey = job.survey
+    tallies.fold_deltas(survey)  # its pending increments into the cells (readers add what is left)
     version = survey_version(survey)
     snapshot = snapshots.read_now(survey, list(Randomization.objects.filter(question__survey=survey)), version)
     state = SurveyState.read(survey, snapshot=snapshot)

@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 
 from surveys import actions
 from surveys.models import HourlyResponses, Report, Submission
-from surveys.responding import writes
+from surveys.responding import tallies, writes
 from surveys.responding.submissions import new_token
 from surveys.results.estimates import SurveyState
 from surveys.results.exports import estimate_rows
@@ -227,3 +227,61 @@ def test_an_edit_racing_submissions_never_strands_an_accepted_report(monkeypatch
             assert sum(exported.values()) == len(accepted)
     # Both orders happened as forced, so both paths were exercised.
     assert outcomes == {"edit accepted": EDIT_TRIALS // 2, "edit refused": EDIT_TRIALS // 2}, outcomes
+
+
+def exact_in_one_snapshot(survey):
+    """Whether every tally equals the tally of the stored reports, both read in one snapshot."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        for question in survey.questions.all():
+            randomization = question.current_randomization()
+            tally, recomputed = stored_tally(randomization), tally_of_reports(randomization)
+            if tally.n != recomputed.n or not np.array_equal(tally.counts, recomputed.counts):
+                return False
+    return True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_folds_racing_submissions_leave_every_tally_exact_at_every_moment():
+    survey = open_survey(
+        make_user("fay"),
+        [
+            ("k-RR", ["A", "B", "C"], "krr", {}),
+            ("CMS", ["A", "B", "C", "D", "E"], "cms", {"hash_count": 8, "width": 16, "hash_seed": 0}),
+        ],
+    )
+    url = reverse("submit", args=[survey.slug])
+    payloads = bodies(survey, 480, seed=3)
+    done = threading.Event()
+    folded: list[int] = []
+    checks: list[bool] = []
+
+    def respondent(chunk):
+        client = Client(raise_request_exception=False)
+        for body in chunk:
+            assert client.post(url, body, content_type="application/json").status_code == 201
+        connection.close()
+
+    def folder():
+        while not done.is_set():
+            folded.append(tallies.fold_deltas(survey, limit=7))  # small batches: many folds mid-stream
+            checks.append(exact_in_one_snapshot(survey))
+        connection.close()
+
+    respondents = [threading.Thread(target=respondent, args=(payloads[i::8],)) for i in range(8)]
+    folders = [threading.Thread(target=folder) for _ in range(2)]  # two folds at once skip each other's rows
+    for thread in [*folders, *respondents]:
+        thread.start()
+    for thread in respondents:
+        thread.join()
+    done.set()
+    for thread in folders:
+        thread.join()
+    assert sum(folded) > 0 and len(checks) > 3, (sum(folded), len(checks))
+    assert all(checks), checks.count(False)
+    while tallies.fold_deltas(survey):
+        pass
+    assert exact_in_one_snapshot(survey)
+    assert stored_tally(survey.questions.first().current_randomization()).n == 480

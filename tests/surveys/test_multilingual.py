@@ -21,11 +21,11 @@ from surveys.models import (
     Report,
     Submission,
     SurveyLanguage,
-    TallyCell,
+    TallyDelta,
     Translation,
 )
 from surveys.responding.submissions import new_token
-from tests.base import make_question, make_survey
+from tests.base import make_question, make_survey, stored_tally
 from tests.languages import english, make_bilingual
 
 
@@ -310,13 +310,13 @@ def test_both_languages_pool_into_one_tally_and_store_no_language(bilingual):
     assert packed[0::2] == packed[1::2]
     assert {f.name for f in Submission._meta.concrete_fields} == {"id", "survey", "received_hour", "nonce"}
     assert {f.name for f in Report._meta.concrete_fields} == {"id", "submission", "question", "randomization", "packed"}
+    assert {f.name for f in TallyDelta._meta.concrete_fields} == {"survey", "id", "shard", "payload"}
     for row in [*Submission.objects.values(), *Report.objects.values(), *HourlyResponses.objects.values()]:
         assert not any(value in ("ko", "en") for value in row.values())
     # one randomization, one tally per question: n pools both
     for question in bilingual.questions.all():
         assert question.randomizations.count() == 1
-        n = TallyCell.objects.filter(randomization__question=question, cell=TallyCell.N_CELL)
-        assert sum(n.values_list("count", flat=True)) == 2
+        assert stored_tally(question.randomizations.get()).n == 2
     # receipts in the reader's language, same reports
     assert receipts["ko"][0]["text"] == "기분이 어떤가요?"
     assert receipts["en"][0]["text"] == "EN 기분이 어떤가요?"
