@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("surveys", "0028_question_adaptive"),
+        ("surveys", "0029_audit_withdrew"),
     ]
 
     operations = [

@@ -1,12 +1,12 @@
 """Per-mechanism memos for the submit path: values that depend only on a mechanism and a key.
 
 A mechanism is immutable and built once per process per parameter set
-(``surveys.randomizations.build_mechanism``), so anything computed from it and a report — the
-tally cells a report adds, a receipt's chance sentence in one language — can be remembered
-beside it. Each memo holds the mechanism itself, so its ``id`` cannot be reused while the entry
-lives, and stays bounded: at most :data:`MECHANISMS` mechanisms, :data:`ENTRIES` keys each; past
-that a value is computed and not kept (a mechanism with a huge report space, such as OLH's
-hashed reports or CMS's sketch rows, then simply computes every time).
+(``surveys.randomizations.build_mechanism``), so anything computed from it and a report (a
+receipt's words and chance sentence in one language) can be remembered beside it. Each memo
+holds the mechanism itself, so its ``id`` cannot be reused while the entry lives, and stays
+bounded: at most :data:`MECHANISMS` mechanisms, :data:`ENTRIES` keys each; past that a value is
+computed and not kept (a mechanism with a huge report space, such as OLH's hashed reports or
+CMS's sketch rows, then simply computes every time).
 """
 
 from __future__ import annotations

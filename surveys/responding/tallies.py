@@ -46,7 +46,6 @@ from django.db import connection, models, transaction
 import ldp
 from ldp import integrity
 from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell, TallyDelta
-from surveys.responding import memo
 
 #: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
 ROWS_PER_STATEMENT = 8000
@@ -79,22 +78,6 @@ def report_cells(mechanism: Any, packed_reports: Sequence[bytes]) -> list[tuple[
         cells = np.flatnonzero(flat)
         rows.extend((TallyCell.PROFILE_CELL - int(i), int(flat[i])) for i in cells)
     return rows
-
-
-def submission_rows(reports: Iterable[tuple[Randomization, bytes]], shard: int) -> list[tuple[int, int, int, int]]:
-    """A submission's tally rows (one report per randomization given), merged in the lock order.
-
-    A report's cells depend only on its mechanism and its bytes, so they are remembered per
-    mechanism (:mod:`surveys.responding.memo`): for a small report space (k-RR, unary encodings,
-    dBitFlip) every possible report is computed once per process.
-    """
-    rows: list[tuple[int, int, int, int]] = []
-    for randomization, packed in reports:
-        mechanism = randomization.build_mechanism()
-        cells = memo.remembered("cells", mechanism, packed, lambda: tuple(report_cells(mechanism, [packed])))  # noqa: B023
-        pk = randomization.pk
-        rows.extend((pk, shard, cell, increment) for cell, increment in cells)
-    return merge_rows(rows)
 
 
 def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int]]:

@@ -33,32 +33,6 @@ def test_remembered_cells_equal_the_tally_of_each_report(name: str, params: dict
     assert sorted(summed.items()) == sorted(batch)
 
 
-class Version:
-    """A randomization as the submit path sees it: its id and its (shared) mechanism."""
-
-    def __init__(self, pk: int, mechanism: object) -> None:
-        self.pk, self.mechanism = pk, mechanism
-
-    def build_mechanism(self) -> object:
-        return self.mechanism
-
-
-@pytest.mark.parametrize(("name", "params"), [("olh", {}), ("cms", {"hash_count": 512, "width": 128})])
-def test_questions_sharing_a_mechanism_keep_their_own_rows(name: str, params: dict[str, int]) -> None:
-    mechanism = build_mechanism(name, len(OPTIONS), 1.0, params)
-    rng = np.random.default_rng(12)
-    packed = [row.tobytes() for row in mechanism.randomize(rng.integers(0, len(OPTIONS), size=3), rng=rng)]
-    versions = [Version(pk, mechanism) for pk in (30, 10, 20)]
-    rows = tallies.submission_rows(zip(versions, packed, strict=True), shard=4)
-    one_by_one = [
-        (version.pk, 4, cell, increment)
-        for version, report in zip(versions, packed, strict=True)
-        for cell, increment in tallies.report_cells(mechanism, [report])
-    ]
-    assert rows == tallies.merge_rows(one_by_one)
-    assert {pk for pk, *_ in rows} == {10, 20, 30}
-
-
 def test_memo_stays_bounded_and_keys_by_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memo, "ENTRIES", 3)
     first, second = object(), object()
