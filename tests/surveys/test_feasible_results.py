@@ -143,9 +143,14 @@ def chart_problems(name: str, svg: str) -> list[str]:
 
 
 def page_problems(html: str) -> list[str]:
-    """Shares printed on the page below 0 % or above 100 %."""
+    """Shares printed on the page below 0 % or above 100 %, and negative respondent counts in a
+    free-text card's candidate table."""
     values = re.findall(r"([−-]?\d+(?:[.,]\d+)?)\s?%", html)
-    return [f"page shows {v} %" for v in values if not 0 <= float(v.replace("−", "-").replace(",", ".")) <= 100]
+    found = [f"page shows {v} %" for v in values if not 0 <= float(v.replace("−", "-").replace(",", ".")) <= 100]
+    for row in re.findall(r"<tr data-candidate.*?</tr>", html, flags=re.DOTALL):
+        cells = re.findall(r"<td data-(?:estimate|interval)>([^<]*)</td>", row)
+        found += [f"candidate count {v}" for cell in cells for v in re.findall(r"[−-]\s?\d", cell)]
+    return found
 
 
 def export_problems(rows, n_of) -> list[str]:

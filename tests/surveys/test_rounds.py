@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from ldp.text import normalize_text
 from surveys import actions
-from surveys.models import Report, Series, Submission, Survey, TallyCell
+from surveys.models import Question, Report, Series, Submission, Survey, TallyCell
 from surveys.responding.submissions import new_token
 from surveys.series import memoization, rounds
 from surveys.transparency import survey_record
@@ -852,3 +852,24 @@ def test_a_matrix_and_a_declared_pair_on_automatic_are_memoized_in_a_recurring_s
     ] * 2
     assert (pair.mechanism, pair.mechanism_params) == ("dbitflip", memoization.memoized_choice(4, 2.0, n).params)
     assert all(rounds.question_memoized(q) for q in (*items, pair))
+
+
+def test_the_builder_names_the_mechanisms_recurring_would_change_before_it_happens(organizer_client):
+    organizer_client.post(reverse("survey_create"), {"title": "Pulse", "expected_respondents": "1000"})
+    survey = Survey.objects.get(title="Pulse")
+    data = {"text": "Which fruit?", "kind": "single", "options_text": "Apple\nBanana\nCherry", "budget": "plan"}
+    data |= {"weight": "1", "epsilon": "1.0", "mechanism": "auto", "action": "save"}
+    organizer_client.post(reverse("question_add", args=[survey.pk]), data)
+    question = survey.questions.get()
+    assert question.mechanism_chosen_automatically
+    before = question.mechanism
+    html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "data-recurring-changes" in html
+    assert "changes the mechanism of 1 question chosen automatically" in html  # the singular form
+    assert "“Which fruit?”" in html
+    organizer_client.post(reverse("survey_recurrence", args=[survey.pk]), {"recurrence": "weekly"})
+    question.refresh_from_db()
+    assert question.mechanism != before  # what the builder announced is what happened
+    assert f"{Question.MechanismName(question.mechanism).label}" in html
+    html = organizer_client.get(reverse("survey_detail", args=[survey.pk])).content.decode()
+    assert "data-recurring-changes" not in html  # once recurring, nothing more to announce
