@@ -147,6 +147,11 @@ def base_language(survey_id: int) -> str | None:
     return SurveyLanguage.objects.filter(survey_id=survey_id, is_base=True).values_list("code", flat=True).first()
 
 
+def base_and_added(statuses: list[LanguageStatus]) -> tuple[str | None, list[str]]:
+    """The base language's code (None for a one-language survey) and the added languages' codes."""
+    return next((s.code for s in statuses if s.is_base), None), [s.code for s in statuses if not s.is_base]
+
+
 def statuses(survey: Survey, strings: list[SourceString] | None = None) -> list[LanguageStatus]:
     """Each language of the survey, its base first, with what it still lacks (nothing for the base)."""
     rows = list(SurveyLanguage.objects.filter(survey=survey))

@@ -32,7 +32,7 @@ def languages_out(survey: Survey) -> dict[str, Any]:
     for language, key, text in Translation.objects.filter(survey=survey).values_list("language", "key", "text"):
         texts.setdefault(language, {})[key] = text
     return {
-        "base": next((s.code for s in statuses if s.is_base), None),
+        "base": languages.base_and_added(statuses)[0],
         "strings": [{"key": s.key, "label": str(s.label), "text": s.text} for s in strings],
         "languages": [
             {
@@ -72,8 +72,7 @@ def add_language(request: HttpRequest, body: schemas.LanguageIn, survey_id: int 
     language it is written in."""
     survey = get_survey_for_owner(token_owner(request), survey_id)
     statuses = languages.statuses(survey)
-    base = next((s.code for s in statuses if s.is_base), None)
-    added = [s.code for s in statuses if not s.is_base]
+    base, added = languages.base_and_added(statuses)
     form = AddLanguageForm(body.dict(exclude_none=True), survey=survey, base=base, added=added)
     if not form.is_valid():
         raise FormRefused(form)
@@ -85,7 +84,7 @@ def add_language(request: HttpRequest, body: schemas.LanguageIn, survey_id: int 
 
 def _added(survey: Survey, language: str) -> None:
     """404 unless ``language`` is one the survey was added (its base has nothing to translate)."""
-    if not any(s.code == language and not s.is_base for s in languages.statuses(survey)):
+    if language not in languages.base_and_added(languages.statuses(survey))[1]:
         raise HttpError(404, "The survey is not offered in that language.")
 
 

@@ -28,8 +28,7 @@ def _record(request: HttpRequest, survey: Survey, detail: str) -> None:
 def survey_languages(request: HttpRequest, survey_id: int) -> HttpResponse:
     survey = get_survey_for_owner(request.user, survey_id)
     statuses = languages.statuses(survey)
-    base = next((s.code for s in statuses if s.is_base), None)
-    added = [s.code for s in statuses if not s.is_base]
+    base, added = languages.base_and_added(statuses)
     form = AddLanguageForm(request.POST or None, survey=survey, base=base, added=added)
     if request.method == "POST":
         remove = request.POST.get("remove")
