@@ -142,7 +142,7 @@ def do_update_matrix(matrix: Matrix, title: str, options: list[str]) -> None:
 @transaction.atomic
 def do_delete_matrix(matrix: Matrix) -> None:
     """Delete a matrix and its items, unless one of them has reports (then nothing is deleted)."""
-    if Report.objects.filter(question__matrix=matrix).exists():
+    if Report.objects.filter(survey_id=matrix.survey_id, question__matrix=matrix).exists():
         raise LifecycleError(_("This matrix has reports; it cannot be deleted. Close the survey instead."))
     survey = matrix.survey
     matrix.delete()
