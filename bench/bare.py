@@ -67,9 +67,10 @@ def baseline(environ: dict[str, Any], start_response: Callable[..., Any]) -> Ite
             [submission, survey, payload["token"][-32:]],
         )
         _connection().execute(
-            "INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed) "
-            "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[])",
+            "INSERT INTO surveys_report (survey_id, id, submission_id, question_id, randomization_id, packed) "
+            "SELECT %s, * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bytea[])",
             [
+                survey,
                 [secrets.randbits(62) for _ in reports],
                 [submission] * len(reports),
                 [item["question"] for item in reports],

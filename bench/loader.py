@@ -46,8 +46,8 @@ def without_keys(cursor: Any, tables: list[str]) -> Iterator[None]:
     cursor.execute("SET LOCAL maintenance_work_mem = '256MB'")
     for table in tables:
         constraints, indexes = definitions[table]
-        for _, definition in indexes:
-            cursor.execute(definition)
+        for _, definition in indexes:  # a partitioned table's says ON ONLY: made here for every partition
+            cursor.execute(definition.replace(" ON ONLY ", " ON ", 1))
         for name, definition in sorted(constraints, key=lambda c: "FOREIGN" in c[1]):  # keys before references
             cursor.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
 
@@ -105,14 +105,14 @@ def build(responses: int, questions: list[dict[str, Any]], seed: int = 1) -> tup
             packed = sample_reports(question, mechanism, responses, rng)
             report_ids = rng.choice(2**62, size=responses, replace=False) + 2**32
             with cursor.copy(
-                f"COPY {tables[1]} (id, submission_id, question_id, randomization_id, packed) FROM STDIN"
+                f"COPY {tables[1]} (survey_id, id, submission_id, question_id, randomization_id, packed) FROM STDIN"
             ) as copy:
                 for report_id, submission_id, row in zip(report_ids.tolist(), ids.tolist(), packed, strict=True):
-                    copy.write_row((report_id, submission_id, question.pk, randomization.pk, row))
+                    copy.write_row((survey.pk, report_id, submission_id, question.pk, randomization.pk, row))
             rows = []
             for shard in range(settings.TALLY_SHARDS):
                 mine = [packed[i] for i in by_shard[bounds[shard] : bounds[shard + 1]].tolist()]
-                rows.extend(tallies.tally_rows(randomization, mine, shard))
+                rows.extend(tallies.tally_rows(survey.pk, randomization, mine, shard))
             tallies.add_rows(rows)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

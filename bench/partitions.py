@@ -13,8 +13,9 @@ tables as the submit statement writes them, with ``survey_id`` on every row: pla
 - a survey's tally read (``GROUP BY randomization, cell`` over its cells), and a keyset page of
   2,000 of its reports (the export's read), for random surveys.
 
-Prints medians and the partitioned / plain ratio with the load average. Nothing of Murmur's own
-schema changes: this measures whether converting it would pay.
+Prints medians and the partitioned / plain ratio with the load average. These are bench tables
+of their own, apart from Murmur's: it measured whether converting the app's would pay, before
+migration 0031 converted them the same way (``bench.partition_migration`` times that migration).
 """
 
 from __future__ import annotations

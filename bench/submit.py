@@ -189,9 +189,9 @@ def check_exact(slug: str) -> dict[str, int]:
     randomizations = list(Randomization.objects.filter(question__survey=survey))
     tallies = read_tallies(randomizations)
     reports = dict(
-        Report.objects.filter(randomization__in=randomizations)
+        Report.objects.filter(survey=survey, randomization__in=randomizations)
         .values_list("randomization")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("id"))
         .order_by()
     )
     submissions = Submission.objects.filter(survey=survey).count()

@@ -187,7 +187,7 @@ def sampling_offer(result: Panel) -> SamplingOffer | None:
         and hasattr(row.cost, "mechanism")
         and poolable(row.question, result.questions)
     ]
-    if len(rows) < MIN_POOL or Report.objects.filter(question__survey=result.survey).exists():
+    if len(rows) < MIN_POOL or Report.objects.filter(survey=result.survey).exists():
         return None
     q, pooled = len(rows), {row.question.pk for row in rows}
     now = max(float(row.relative_half_width or 0) for row in rows)

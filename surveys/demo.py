@@ -291,7 +291,7 @@ def simulate_responses(survey: Survey, demo: DemoSurvey, respondents: int, seed:
         # Randomized as the kind's browser widget would (:meth:`surveys.kinds.base.QuestionKind.demo_reports`).
         packed = kind_of(question.kind).demo_reports(question, mechanism, shares, respondents, rng)
         Report.objects.bulk_create(
-            Report(submission=submission, question=question, randomization=randomization, packed=report)
+            Report(survey=survey, submission=submission, question=question, randomization=randomization, packed=report)
             for submission, report in zip(submissions, packed, strict=True)
         )
         add_to_tally(randomization, packed)

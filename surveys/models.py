@@ -458,19 +458,29 @@ class HourlyResponses(models.Model):
 
 
 class Report(models.Model):
-    """One randomized report, packed as ldp's ``parse_report`` returns it (random id: no order)."""
+    """One randomized report, packed as ldp's ``parse_report`` returns it (random id: no order).
 
-    id = models.BigIntegerField(primary_key=True, default=random_id, editable=False)
+    ``survey`` repeats its submission's survey so that every key leads with it: on PostgreSQL the
+    table is ``PARTITION BY HASH (survey_id)`` (migration 0031, ``docs/deployment.md``), and a
+    partitioned table's primary and unique keys must hold the partition key. Nothing may hold a
+    ForeignKey to a report (Django cannot point one at a composite key).
+    """
+
+    pk = models.CompositePrimaryKey("survey", "id")
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="+", db_index=False)
+    id = models.BigIntegerField(default=random_id, editable=False)
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reports")
     question = models.ForeignKey(Question, on_delete=models.RESTRICT, related_name="reports")
     randomization = models.ForeignKey(Randomization, on_delete=models.RESTRICT, related_name="reports")
     packed = models.BinaryField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["submission", "question"], name="one_report_per_question")]
+        constraints = [
+            models.UniqueConstraint(fields=["survey", "submission", "question"], name="one_report_per_question")
+        ]
 
     def __str__(self) -> str:
-        return f"report {self.pk}"
+        return f"report {self.id}"
 
 
 class TallyCell(models.Model):
@@ -483,7 +493,9 @@ class TallyCell(models.Model):
     (:class:`TallyDelta`), folded in with one ``INSERT ... ON CONFLICT DO UPDATE`` per batch;
     readers add what is still pending, so tallies are always exactly the sums of the stored
     reports, and results read O(cells x shards) rows plus the pending ones, never the reports.
-    The key is the cell itself (no autoincrement id that would order the cells' first reports).
+    The key is the cell itself (no autoincrement id that would order the cells' first reports),
+    led by the randomization's survey (denormalized): on PostgreSQL the table is partitioned by it,
+    like :class:`Report`.
     """
 
     N_CELL = -1
@@ -491,7 +503,8 @@ class TallyCell(models.Model):
     #: reports by weight, and by weight and bit), for mechanisms whose reports are bit vectors.
     PROFILE_CELL = -2
 
-    pk = models.CompositePrimaryKey("randomization", "shard", "cell")
+    pk = models.CompositePrimaryKey("survey", "randomization", "shard", "cell")
+    survey = models.ForeignKey(Survey, on_delete=models.CASCADE, related_name="+", db_index=False)
     randomization = models.ForeignKey(Randomization, on_delete=models.CASCADE, related_name="cells")
     shard = models.PositiveSmallIntegerField()
     cell = models.IntegerField()

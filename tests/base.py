@@ -54,12 +54,20 @@ def make_reports(question: Question, values: list[int], seed: int = 0) -> list[R
     randomization = actions.sync_randomization(question)
     packed = randomization.build_mechanism().randomize(np.asarray(values), rng=seed)
     submissions = record_submissions(question.survey, [None] * len(packed))
-    reports = Report.objects.bulk_create(
-        Report(submission=submission, question=question, randomization=randomization, packed=row.tobytes())
-        for submission, row in zip(submissions, packed, strict=True)
-    )
+    reports = bulk_reports(question, randomization, submissions, [row.tobytes() for row in packed])
     add_to_tally(randomization, [row.tobytes() for row in packed])
     return reports
+
+
+def bulk_reports(
+    question: Question, randomization: Randomization, submissions: Iterable[Any], packed: Iterable[bytes]
+) -> list[Report]:
+    """One report of ``question`` a submission (in order), under ``randomization``: stored as a
+    submission stores them, with the survey every report carries."""
+    return Report.objects.bulk_create(
+        Report(survey_id=question.survey_id, submission=s, question=question, randomization=randomization, packed=p)
+        for s, p in zip(submissions, packed, strict=True)
+    )
 
 
 def stored_tally(randomization: Randomization) -> ldp.Tally:
@@ -71,7 +79,10 @@ def tally_of_reports(randomization: Randomization) -> ldp.Tally:
     """The tally recomputed from the randomization's stored Report rows."""
     mechanism = randomization.build_mechanism()
     packed = b"".join(
-        bytes(p) for p in Report.objects.filter(randomization=randomization).values_list("packed", flat=True)
+        bytes(p)
+        for p in Report.objects.filter(
+            survey_id=randomization.question.survey_id, randomization=randomization
+        ).values_list("packed", flat=True)
     )
     return mechanism.tally(mechanism.unpack_many(packed))
 
@@ -122,10 +133,7 @@ def make_text_reports(question: Question, texts: list[str], seed: int = 0) -> No
     mechanism = randomization.build_mechanism()
     packed = [mechanism.parse_report(r) for r in mechanism.randomize_reports(texts, rng=seed)]
     submissions = record_submissions(question.survey, [None] * len(packed))
-    Report.objects.bulk_create(
-        Report(submission=submission, question=question, randomization=randomization, packed=row)
-        for submission, row in zip(submissions, packed, strict=True)
-    )
+    bulk_reports(question, randomization, submissions, packed)
     add_to_tally(randomization, packed)
 
 
@@ -151,10 +159,7 @@ def make_set_reports(question: Question, sets: Any, seed: int = 0) -> None:
     randomization = actions.sync_randomization(question)
     packed = [row.tobytes() for row in randomization.build_mechanism().randomize(np.asarray(sets), rng=seed)]
     submissions = record_submissions(question.survey, [None] * len(packed))
-    Report.objects.bulk_create(
-        Report(submission=submission, question=question, randomization=randomization, packed=row)
-        for submission, row in zip(submissions, packed, strict=True)
-    )
+    bulk_reports(question, randomization, submissions, packed)
     add_to_tally(randomization, packed)
 
 
@@ -173,25 +178,26 @@ def make_joint_reports(questions: list[Question], answers: np.ndarray, seed: int
         packed = randomization.build_mechanism().randomize(answers[answered, column], rng=seed + column)
         rows = [row.tobytes() for row in packed]
         insert_reports(
-            (submissions[i].pk, question.pk, randomization.pk, row) for i, row in zip(answered, rows, strict=True)
+            (question.survey_id, submissions[i].pk, question.pk, randomization.pk, row)
+            for i, row in zip(answered, rows, strict=True)
         )
         add_to_tally(randomization, rows)
 
 
-def insert_reports(rows: Iterable[tuple[int, int, int, bytes]]) -> None:
-    """Report rows (submission, question, randomization ids and packed bytes) in one executemany, with
+def insert_reports(rows: Iterable[tuple[int, int, int, int, bytes]]) -> None:
+    """Report rows (survey, submission, question, randomization ids and packed bytes) in one executemany, with
     random ids as the model's default gives them: what ``Report.objects.bulk_create`` writes, without
     building a model instance a report (a third of a test's set-up with thousands of reports)."""
     table = connection.ops.quote_name(Report._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(Report._meta.get_field(f).column) for f in REPORT_COLUMNS)
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)",
+            f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s)",
             [(random_id(), *row) for row in rows],
         )
 
 
-REPORT_COLUMNS = ("id", "submission", "question", "randomization", "packed")
+REPORT_COLUMNS = ("id", "survey", "submission", "question", "randomization", "packed")
 
 
 def make_boruch_survey(survey: Survey, sensitive: list[str], groups: dict[str, list[str]], text: str) -> None:

@@ -163,7 +163,7 @@ def update_survey(request: HttpRequest, body: schemas.SurveyPatch, survey_id: in
 def delete_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
     """Delete the survey with its questions, reports and invitations, as the builder's Delete does: only
     its owner, or an owner of its workspace, may (``manage``; an editor's token gets 404)."""
-    get_survey_for(token_owner(request), survey_id, "manage").delete()
+    actions.do_delete_survey(get_survey_for(token_owner(request), survey_id, "manage"))
     return Status(204, None)
 
 

@@ -151,7 +151,7 @@ class MatrixEditForm(forms.Form):
                 % {"k": self.k}
             )
         reordered = options != self.current and sorted(options) == sorted(self.current)
-        if reordered and Report.objects.filter(question__matrix=self.matrix).exists():
+        if reordered and Report.objects.filter(survey_id=self.matrix.survey_id, question__matrix=self.matrix).exists():
             # As a question's: reports are kept by option position, so moving the same labels would
             # silently swap what every item's reports mean.
             raise forms.ValidationError(

@@ -4,12 +4,14 @@ The storage design (``docs/deployment.md`` says why):
 
 - Reports are append-only rows with random ids.
 - Each randomization's ldp ``Tally`` is kept as :class:`~surveys.models.TallyCell` rows keyed by
-  (randomization, shard, cell). A submission picks one shard at random and adds every one of its
-  reports' counts with **one** ``INSERT ... ON CONFLICT DO UPDATE SET count = count + excluded.count``
-  in the submission's transaction: a tally is always exactly the sum of the stored reports (the
-  cells commit or roll back with them), and respondents who drew different shards never wait on
-  each other. Rows are written in one global order (randomization, shard, cell), so concurrent
-  upserts cannot deadlock.
+  (survey, randomization, shard, cell): the survey leads every key, and on PostgreSQL the table is
+  partitioned by it, so a reader that names the survey reads one partition. A submission picks
+  one shard at random and adds every one of its reports' counts with **one**
+  ``INSERT ... ON CONFLICT DO UPDATE SET count = count + excluded.count`` in the submission's
+  transaction: a tally is always exactly the sum of the stored reports (the cells commit or roll
+  back with them), and respondents who drew different shards never wait on each other. Rows are
+  written in one global order (survey, randomization, shard, cell), so concurrent upserts cannot
+  deadlock.
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
 - A submission does not update the cells itself: it appends one :class:`~surveys.models.TallyDelta`
@@ -45,10 +47,10 @@ from django.db import connection, models, transaction
 
 import ldp
 from ldp import integrity
-from surveys.models import HourlyResponses, Randomization, Survey, SurveyVersion, TallyCell, TallyDelta
+from surveys.models import HourlyResponses, Question, Randomization, Survey, SurveyVersion, TallyCell, TallyDelta
 
-#: Rows per upsert statement: 4 parameters a row stays under SQLite's 32,766-variable limit.
-ROWS_PER_STATEMENT = 8000
+#: Rows per upsert statement: 5 parameters a row stays under SQLite's 32,766-variable limit.
+ROWS_PER_STATEMENT = 6000
 
 
 def pick_shard() -> int:
@@ -57,11 +59,12 @@ def pick_shard() -> int:
 
 
 def tally_rows(
-    randomization: Randomization, packed_reports: Sequence[bytes], shard: int
-) -> list[tuple[int, int, int, int]]:
-    """(randomization id, shard, cell, increment) for the non-zero cells of these reports' tally."""
+    survey_id: int, randomization: Randomization, packed_reports: Sequence[bytes], shard: int
+) -> list[tuple[int, int, int, int, int]]:
+    """(survey id, randomization id, shard, cell, increment) for the non-zero cells of these reports'
+    tally; ``survey_id`` is the randomization's question's survey."""
     cells = report_cells(randomization.build_mechanism(), packed_reports)
-    return [(randomization.pk, shard, cell, increment) for cell, increment in cells]
+    return [(survey_id, randomization.pk, shard, cell, increment) for cell, increment in cells]
 
 
 def report_cells(mechanism: Any, packed_reports: Sequence[bytes]) -> list[tuple[int, int]]:
@@ -80,14 +83,14 @@ def report_cells(mechanism: Any, packed_reports: Sequence[bytes]) -> list[tuple[
     return rows
 
 
-def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int]]:
-    """Increments summed per cell, in the one global lock order (randomization, shard, cell).
+def merge_rows(rows: Iterable[tuple[int, ...]]) -> list[tuple[int, int, int, int, int]]:
+    """Increments summed per cell, in the one global lock order (survey, randomization, shard, cell).
 
     Every writer locks cells in this order, so concurrent upserts cannot deadlock.
     """
-    merged: dict[tuple[int, int, int], int] = defaultdict(int)
-    for randomization_id, shard, cell, increment in rows:
-        merged[(randomization_id, shard, cell)] += increment
+    merged: dict[tuple[int, int, int, int], int] = defaultdict(int)
+    for survey_id, randomization_id, shard, cell, increment in rows:
+        merged[(survey_id, randomization_id, shard, cell)] += increment
     return [(*key, increment) for key, increment in sorted(merged.items())]
 
 
@@ -97,15 +100,32 @@ def add_rows(rows: Iterable[tuple[int, ...]]) -> None:
     table = TallyCell._meta.db_table
     for start in range(0, len(ordered), ROWS_PER_STATEMENT):
         chunk = ordered[start : start + ROWS_PER_STATEMENT]
-        upsert_adding(
-            table, ("randomization_id", "shard", "cell", "count"), ("randomization_id", "shard", "cell"), chunk
-        )
+        upsert_adding(table, (*CELL_KEY, "count"), CELL_KEY, chunk)
+
+
+#: The tally cells' key, and the conflict target of their upserts.
+CELL_KEY = ("survey_id", "randomization_id", "shard", "cell")
 
 
 def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], shard: int | None = None) -> None:
     """Add stored reports of one randomization to its tally (call inside a transaction)."""
     if packed_reports:
-        add_rows(tally_rows(randomization, packed_reports, pick_shard() if shard is None else shard))
+        survey_id = surveys_of([randomization])[randomization.pk]
+        add_rows(tally_rows(survey_id, randomization, packed_reports, pick_shard() if shard is None else shard))
+
+
+def surveys_of(randomizations: Iterable[Randomization]) -> dict[int, int]:
+    """Each randomization's survey id: from its question where loaded, the rest in one query."""
+    found, missing = {}, {}
+    for r in randomizations:
+        if Randomization.question.is_cached(r):
+            found[r.pk] = r.question.survey_id
+        else:
+            missing[r.pk] = r.question_id
+    if missing:
+        survey_of = dict(Question.objects.filter(pk__in=set(missing.values())).values_list("pk", "survey_id"))
+        found.update((pk, survey_of[question_id]) for pk, question_id in missing.items())
+    return found
 
 
 def count_responses(survey: Survey, hour: datetime, count: int, shard: int | None = None) -> None:
@@ -171,7 +191,7 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
     counts = {pk: m.empty_tally().counts.copy() for pk, m in mechanisms.items()}
     profiles = {pk: integrity.empty_profile(cast(ldp.Mechanism, m)) for pk, m in mechanisms.items()}
     n = dict.fromkeys(by_id, 0)
-    rows, pending = _cells_and_pending(list(by_id))
+    rows, pending = _cells_and_pending(surveys_of(by_id.values()))
     for randomization_id, packed in pending.items():
         cells = report_cells(mechanisms[randomization_id], packed)
         rows.extend((randomization_id, cell, increment) for cell, increment in cells)
@@ -187,22 +207,24 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
     return {pk: ldp.Tally(n[pk], counts[pk], profiles[pk]) for pk in by_id}
 
 
-def _cells_and_pending(ids: list[int]) -> tuple[list[tuple[int, int, int]], dict[int, list[bytes]]]:
+def _cells_and_pending(surveys: dict[int, int]) -> tuple[list[tuple[int, int, int]], dict[int, list[bytes]]]:
     """(randomization, cell, total) summed over shards, and the pending reports of these
-    randomizations, from one statement: a fold commits between no two reads."""
-    if not ids:
+    randomizations (``surveys``: randomization id -> its survey id), from one statement: a fold
+    commits between no two reads. Both tables are filtered by the surveys as constants, so
+    PostgreSQL reads only their partitions of the cells."""
+    if not surveys:
         return [], {}
+    ids, survey_ids = list(surveys), sorted(set(surveys.values()))
     quote = connection.ops.quote_name
-    marks = ", ".join(["%s"] * len(ids))
+    marks, survey_marks = ", ".join(["%s"] * len(ids)), ", ".join(["%s"] * len(survey_ids))
     sql = (
         f"SELECT randomization_id, cell, SUM({quote('count')}), NULL FROM {TallyCell._meta.db_table} "
-        f"WHERE randomization_id IN ({marks}) GROUP BY randomization_id, cell "
-        f"UNION ALL SELECT NULL, NULL, NULL, payload FROM {TallyDelta._meta.db_table} WHERE survey_id IN "
-        "(SELECT q.survey_id FROM surveys_question q JOIN surveys_randomization r ON r.question_id = q.id "
-        f"WHERE r.id IN ({marks}))"
+        f"WHERE survey_id IN ({survey_marks}) AND randomization_id IN ({marks}) GROUP BY randomization_id, cell "
+        f"UNION ALL SELECT NULL, NULL, NULL, payload FROM {TallyDelta._meta.db_table} "
+        f"WHERE survey_id IN ({survey_marks})"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*ids, *ids])
+        cursor.execute(sql, [*survey_ids, *ids, *survey_ids])
         fetched = cursor.fetchall()
     wanted = set(ids)
     rows = [(r, c, t) for r, c, t, payload in fetched if payload is None]
@@ -255,15 +277,15 @@ def fold_deltas(survey: Survey | None = None, limit: int = 5000) -> int:
         )
         if not rows:
             return 0
-        grouped: dict[tuple[int, int], list[bytes]] = defaultdict(list)
-        for _survey, _id, shard, payload in rows:
+        grouped: dict[tuple[int, int, int], list[bytes]] = defaultdict(list)
+        for survey_id, _id, shard, payload in rows:
             for randomization_id, packed in parse_payload(bytes(payload)):
-                grouped[(randomization_id, shard)].append(packed)
-        known = Randomization.objects.in_bulk({randomization_id for randomization_id, _ in grouped})
-        cells: list[tuple[int, int, int, int]] = []
-        for (randomization_id, shard), reports in grouped.items():
+                grouped[(survey_id, randomization_id, shard)].append(packed)
+        known = Randomization.objects.in_bulk({randomization_id for _, randomization_id, _ in grouped})
+        cells: list[tuple[int, int, int, int, int]] = []
+        for (survey_id, randomization_id, shard), reports in grouped.items():
             if randomization_id in known:
-                cells.extend(tally_rows(known[randomization_id], reports, shard))
+                cells.extend(tally_rows(survey_id, known[randomization_id], reports, shard))
         add_rows(cells)
         TallyDelta.objects.filter(pk__in=[(survey_id, pk) for survey_id, pk, *_ in rows]).delete()
     return len(rows)

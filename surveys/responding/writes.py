@@ -87,7 +87,14 @@ def _store_statement_by_statement(submission: Submission, reports: list[ParsedRe
     if not insert_unless_replayed(submission):
         return False
     Report.objects.bulk_create(
-        Report(id=pk, submission=submission, question=r.question, randomization=r.randomization, packed=r.packed)
+        Report(
+            survey_id=submission.survey_id,
+            id=pk,
+            submission=submission,
+            question=r.question,
+            randomization=r.randomization,
+            packed=r.packed,
+        )
         for pk, r in zip(report_ids(len(reports)), reports, strict=True)
     )
     tallies.add_pending(submission.survey_id, shard, ((r.randomization.pk, r.packed) for r in reports))
@@ -134,8 +141,8 @@ WITH locked AS (
   WHERE %(invitation)s::bytea IS NULL OR EXISTS (SELECT 1 FROM invited)
   ON CONFLICT (nonce) DO NOTHING RETURNING id
 ), r AS (
-  INSERT INTO surveys_report (id, submission_id, question_id, randomization_id, packed)
-  SELECT v.id, s.id, v.question, v.randomization, v.packed
+  INSERT INTO surveys_report (survey_id, id, submission_id, question_id, randomization_id, packed)
+  SELECT %(survey)s, v.id, s.id, v.question, v.randomization, v.packed
   FROM s, unnest(%(report_ids)s::bigint[], %(questions)s::bigint[], %(report_randomizations)s::bigint[],
                  %(packed)s::bytea[]) AS v(id, question, randomization, packed)
 ), c AS (

@@ -97,11 +97,14 @@ def collect(outcome: Question, covariates: list[Question]) -> Data:
     if randomization is None:
         raise AnalysisError("no reports")
     mechanism = randomization.build_mechanism()
-    rows = Report.objects.filter(randomization=randomization).values_list("submission_id", "packed")
+    survey_id = outcome.survey_id  # every read names the survey: one partition on PostgreSQL
+    rows = Report.objects.filter(survey_id=survey_id, randomization=randomization).values_list(
+        "submission_id", "packed"
+    )
     outcome_of = {sid: bytes(packed)[0] for sid, packed in rows}
     columns = []
     for question in covariates:
-        direct = Report.objects.filter(randomization=latest_with_reports(question))
+        direct = Report.objects.filter(survey_id=survey_id, randomization=latest_with_reports(question))
         columns.append({sid: bytes(packed)[0] for sid, packed in direct.values_list("submission_id", "packed")})
     submissions = sorted(sid for sid in outcome_of if all(sid in column for column in columns))
     reports = np.array([outcome_of[sid] for sid in submissions], dtype=np.int64)

@@ -113,9 +113,9 @@ def count_hour(
         submissions += len(ids)
         order = np.array(ids, dtype=np.int64)  # ascending: the keyset order
         reports: dict[int, tuple[list[int], list[bytes]]] = defaultdict(lambda: ([], []))
-        found = Report.objects.filter(submission_id__in=ids, randomization_id__in=list(mechanisms)).values_list(
-            "submission_id", "randomization_id", "packed"
-        )
+        found = Report.objects.filter(  # the survey: one partition (docs/deployment.md)
+            survey_id=survey_id, submission_id__in=ids, randomization_id__in=list(mechanisms)
+        ).values_list("submission_id", "randomization_id", "packed")
         for submission_id, randomization_id, packed in found:
             rows, values = reports[randomization_id]
             rows.append(submission_id)

@@ -66,7 +66,8 @@ def raw_report_pages(survey: Survey, size: int) -> Iterator[list[RawReport]]:
                 hour_text[hour] = hour.isoformat()
             hours[submission_id] = hour_text[hour]
         reports = (
-            randomized_only(Report.objects.filter(submission_id__in=_id_set(list(hours))))  # none asked directly
+            # The survey too: on PostgreSQL the reports' one partition (docs/deployment.md). None asked directly.
+            randomized_only(Report.objects.filter(survey=survey, submission_id__in=_id_set(list(hours))))
             .order_by("submission_id", "question_id")
             .values_list("submission_id", "question_id", "randomization_id", "packed")
         )

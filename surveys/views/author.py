@@ -252,8 +252,7 @@ def survey_settings(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def survey_delete(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    survey = get_survey_for(request.user, survey_id, "manage")
-    survey.delete()
+    actions.do_delete_survey(get_survey_for(request.user, survey_id, "manage"))
     messages.success(request, _("Survey deleted."))
     if request.htmx:
         return HttpResponseClientRedirect(reverse("survey_list"))

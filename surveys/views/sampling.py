@@ -26,7 +26,7 @@ from surveys.sampling import QuestionSample, pool_of
 
 def sampling_frozen(survey: Survey) -> bool:
     """Whether the survey has reports: their meaning depends on m / q, so the pool is kept as it is."""
-    return Report.objects.filter(question__survey=survey).exists()
+    return Report.objects.filter(survey=survey).exists()
 
 
 @transaction.atomic

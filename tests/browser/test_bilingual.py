@@ -161,7 +161,13 @@ def copy_into_one_language(survey: Survey) -> Survey:
             reports = Report.objects.filter(question=original).select_related("submission")
             packed = [bytes(r.packed) for r in reports]
             Report.objects.bulk_create(
-                Report(submission=mapped[r.submission], question=question, randomization=randomization, packed=p)
+                Report(
+                    survey=copy,
+                    submission=mapped[r.submission],
+                    question=question,
+                    randomization=randomization,
+                    packed=p,
+                )
                 for r, p in zip(reports, packed, strict=True)
             )
             add_to_tally(randomization, packed)

@@ -28,7 +28,7 @@ from surveys.responding import retune
 from surveys.responding.submissions import new_token
 from surveys.results.estimates import SurveyState
 from surveys.transparency import survey_record
-from tests.base import make_question, make_survey, stored_tally
+from tests.base import bulk_reports, make_question, make_survey, stored_tally
 from tests.base import make_reports as store_reports
 
 K, EPSILON, EXPECTED, PERCENT = 10, 1.0, 2000, 15
@@ -128,10 +128,7 @@ def store_reports_as(question, randomization, reports):
 
     packed = [bytes(r.packed) for r in reports]
     submissions = record_submissions(question.survey, [None] * len(packed))
-    Report.objects.bulk_create(
-        Report(submission=s, question=question, randomization=randomization, packed=p)
-        for s, p in zip(submissions, packed, strict=True)
-    )
+    bulk_reports(question, randomization, submissions, packed)
     add_to_tally(randomization, packed)
 
 

@@ -13,9 +13,8 @@ from django.urls import reverse
 from ldp import integrity
 from ldp.experiments import poisoning
 from surveys import actions
-from surveys.models import Report
 from surveys.responding.writes import add_to_tally, record_submissions
-from tests.base import make_question, make_reports, make_survey, stored_tally
+from tests.base import bulk_reports, make_question, make_reports, make_survey, stored_tally
 
 OPTIONS = ["Alpha", "Bravo", "Charlie", "Delta"]
 
@@ -25,10 +24,7 @@ def store_packed(question, packed: np.ndarray) -> None:
     """Store already-built reports (here: fakes) the way a submission does: reports and tally cells."""
     randomization = actions.sync_randomization(question)
     submissions = record_submissions(question.survey, [None] * len(packed))
-    Report.objects.bulk_create(
-        Report(submission=submission, question=question, randomization=randomization, packed=row.tobytes())
-        for submission, row in zip(submissions, packed, strict=True)
-    )
+    bulk_reports(question, randomization, submissions, [row.tobytes() for row in packed])
     add_to_tally(randomization, [row.tobytes() for row in packed])
 
 
