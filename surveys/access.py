@@ -138,6 +138,13 @@ def get_survey_to_read(user: User, survey_id: int, also: Sequence[str] = ()) -> 
     with the survey's row and ``user``'s role in its workspace read from the cache (one read) while
     both tokens stand (see the module's docstring). The survey returned is for reading, never saving.
     Returned with it: the cache's entries under the keys ``also`` (fetched in the same read)."""
+    survey, _granted_needs, found = read_access(user, survey_id, also)
+    return survey, found
+
+
+def read_access(user: User, survey_id: int, also: Sequence[str] = ()) -> tuple[Survey, frozenset[str], dict[str, Any]]:
+    """:func:`get_survey_to_read`, with what ``user`` may do on the survey (:func:`needs_granted`, from
+    the same cached role): a results page's ETag names it, so a changed role never gets a 304."""
     if not user.is_authenticated:
         raise Http404
     token_keys = [MEMBERSHIPS_TOKEN, _survey_token_key(survey_id)]
@@ -164,9 +171,10 @@ def get_survey_to_read(user: User, survey_id: int, also: Sequence[str] = ()) -> 
                     cache.add(key, secrets.token_hex(8), None)
         else:
             cache.set(entry_key, (tokens, survey, role), ACCESS_SECONDS)
-    if survey is None or "view" not in _granted(user, survey, role):
+    granted = frozenset() if survey is None else _granted(user, survey, role)
+    if survey is None or "view" not in granted:
         raise Http404
-    return survey, {key: found[key] for key in also if key in found}
+    return survey, granted, {key: found[key] for key in also if key in found}
 
 
 def access_changed(survey_id: int | None = None) -> None:

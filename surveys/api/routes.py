@@ -2,9 +2,10 @@
 
 Every operation loads its survey through :mod:`surveys.access` for the token's owner with the need
 its page has (someone else's survey is a 404); the list holds every survey the owner may read
-(``view``), each with what the token may do on it. Reading and changing the survey, its questions,
-rounds, invitations and webhooks need ``edit`` (the builder's pages), deleting it ``manage``, its
-estimates and transparency statement ``view`` and its raw-report exports ``export``
+(``view``), each with what the token may do on it, and so does reading one survey by id. Reading its
+questions, rounds, invitations and webhooks and changing any of them need ``edit`` (the builder's
+pages), deleting it ``manage``, its estimates and transparency statement ``view`` and its raw-report
+exports ``export``
 (:mod:`surveys.api.results`); tests/surveys/test_api_role_walk.py walks them by role. Changes go
 through the same forms and named actions (:mod:`surveys.forms`, :mod:`surveys.actions`), so the API accepts and refuses
 exactly what the builder does. Nothing here knows a question kind or a mechanism by name.
@@ -143,7 +144,9 @@ def create_survey(request: HttpRequest, body: schemas.SurveyIn) -> Any:
 
 @router.get("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=read_token, tags=["surveys"])
 def get_survey(request: HttpRequest, survey_id: int = id_path()) -> Any:
-    return survey_out(request, get_survey_for_owner(token_owner(request), survey_id))
+    """The survey as ``GET /surveys`` lists it, for whoever may read its results (``view``: any member
+    of its workspace, staff); changing it still needs ``edit``."""
+    return survey_out(request, get_survey_for(token_owner(request), survey_id, "view"))
 
 
 @router.patch("/surveys/{survey_id}", response={200: schemas.SurveyOut, **ERRORS}, auth=write_token, tags=["surveys"])

@@ -405,8 +405,10 @@ class QuestionForm(forms.Form):
         relevant = {"kind", "epsilon", "mechanism", *kind_of(self.question.kind).frozen_fields}
         relevant |= knob_fields(self.question.mechanism)
         for name in relevant:
-            # A disabled input is not sent: an unticked checkbox's absence says nothing either.
-            if data.get(name) in (None, "") or name not in self.data:
+            # A disabled input is not sent: an unticked checkbox's absence says nothing either. The
+            # frozen mechanism named (the API reads it by name) changes nothing: "Automatic" stays.
+            unchanged = name == "mechanism" and data.get(name) == self.question.mechanism
+            if data.get(name) in (None, "") or name not in self.data or unchanged:
                 data[name] = frozen[name]
             elif data[name] != frozen[name]:
                 self.add_error(

@@ -82,6 +82,8 @@ class ResultView(Protocol):
     @property
     def multi(self) -> SharesEstimate | None: ...
     @property
+    def pooled(self) -> tuple[Randomization, ...]: ...
+    @property
     def question_kind(self) -> QuestionKind: ...
     @property
     def summary(self) -> Summary: ...
@@ -246,7 +248,10 @@ class Summary:
 
 
 def common_columns(result: ResultView) -> dict[str, Any]:
-    """The estimates export's columns that every row of a result shares."""
+    """The estimates export's columns that every row of a result shares. ``versions``: the versions of
+    the randomization whose reports the estimate combines, oldest first (a two-phase design's two,
+    :mod:`surveys.kinds.adaptive`; else ``version`` alone); ``version``, ``mechanism``, ``k``,
+    ``epsilon`` and ``params`` are the newest's, as the raw counts."""
     r = result.randomization
     return {
         "round": result.question.survey.round_number,
@@ -254,6 +259,7 @@ def common_columns(result: ResultView) -> dict[str, Any]:
         "question": result.question.text,
         "kind": result.question.kind,
         "version": r.version,
+        "versions": [v.version for v in result.pooled] or [r.version],
         "mechanism": r.mechanism,
         "k": r.k,
         "epsilon": r.epsilon,

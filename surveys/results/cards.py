@@ -52,6 +52,8 @@ def matrix_cards(cards: list[dict[str, Any]], kind: str, bands: str) -> list[dic
     for card in grouped:
         if card.get("matrix") is not None:
             card["chart"] = matrix_chart(card["items"], kind, bands)
+            options = card["items"][0]["question"].options if card["items"] else []
+            card["legend"] = list(zip(options, charts.matrix_colors(len(options)), strict=True))
     return grouped
 
 

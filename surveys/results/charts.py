@@ -24,7 +24,7 @@ MUTED = "#5b6275"
 #: Keep text as text: selectable, translatable fonts.
 RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "font.size": 10}
 #: Part of every cached chart's key: bump when the SVG markup changes.
-CHART_VERSION = 2
+CHART_VERSION = 3
 
 _STYLE_ATTRIBUTE = re.compile(r' style="([^"]*)"')
 _STYLE_ELEMENT = re.compile(r"\s*<style[^>]*>\*\{([^}]*)\}</style>")
@@ -207,34 +207,44 @@ def crosstab_heatmap(
         return _svg(figure)
 
 
+def matrix_colors(columns: int) -> list[str]:
+    """The colour of each option's segment in :func:`matrix_bars` (viridis, its ends left out), as the
+    page's legend names them: ``#rrggbb``."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    return [to_hex(color) for color in colormaps["viridis"](np.linspace(0.15, 0.85, columns))]
+
+
 def matrix_bars(
     item_labels: Sequence[str], option_labels: Sequence[str], shares: np.ndarray, low: np.ndarray, high: np.ndarray
 ) -> str:
-    """A matrix's items as stacked bars of their options' shares (rows of ``shares``).
+    """A matrix's items as stacked bars of their options' shares (rows of ``shares``), option ``j`` in
+    ``matrix_colors(k)[j]``; the page draws the legend in HTML, so that every label shows whole and
+    wraps on a phone (``option_labels`` only size the colours).
 
     Each option's 95 % band is drawn as an error bar at the right end of its segment: where that
     boundary could lie by the option's own uncertainty.
     """
     import matplotlib
-    from matplotlib import colormaps
 
     rows, columns = shares.shape
-    colors = colormaps["viridis"](np.linspace(0.15, 0.85, columns))
+    assert len(option_labels) == columns
+    colors = matrix_colors(columns)
     with matplotlib.rc_context(RC):
-        figure = Figure(figsize=(6.4, 0.5 * rows + 1.4))
+        figure = Figure(figsize=(6.4, 0.5 * rows + 0.9))
         axes = figure.add_subplot()
         positions = np.arange(rows)[::-1]
         left = np.zeros(rows)
         for j in range(columns):
             width = np.clip(shares[:, j], 0, None)
-            axes.barh(positions, width, left=left, color=colors[j], height=0.6, label=_short(option_labels[j], 20))
+            axes.barh(positions, width, left=left, color=colors[j], height=0.6)
             errors = np.vstack([shares[:, j] - low[:, j], high[:, j] - shares[:, j]]).clip(0, None)
             axes.errorbar(left + width, positions, xerr=errors, fmt="none", ecolor=INK, capsize=3, linewidth=1)
             left = left + width
         axes.set_yticks(positions, labels=[_short(label) for label in item_labels])
         axes.xaxis.set_major_formatter(PercentFormatter(xmax=1, decimals=0))
         axes.set_xlim(0, max(1.0, float(left.max())) + 0.02)
-        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(columns, 5), frameon=False, fontsize=8)
         axes.spines[["top", "right"]].set_visible(False)
         return _svg(figure)
 

@@ -96,6 +96,7 @@ ESTIMATE_COLUMNS = [
     "question",
     "kind",
     "version",
+    "versions",
     "mechanism",
     "k",
     "epsilon",
@@ -393,7 +394,8 @@ def report_table(survey: Survey, page_size: int | None = None) -> Table:
     return Table("reports", REPORT_COLUMNS, rows(), csv_body)
 
 
-_ESTIMATE_TYPES = {"round": "int", "question_id": "int", "version": "int", "k": "int", "n": "int", "params": "json"}
+_ESTIMATE_TYPES = {"round": "int", "question_id": "int", "version": "int", "k": "int", "n": "int"}
+_ESTIMATE_TYPES |= {"versions": "json", "params": "json"}
 
 
 def estimate_table(survey: Survey) -> Table:

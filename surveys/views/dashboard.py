@@ -1,6 +1,6 @@
 """The results pages: a survey's dashboard, one question's page, its candidate answers, the public page.
 
-Owners see their surveys' results and staff see all (:func:`surveys.access.get_survey_to_read`, the
+Owners see their surveys' results and staff see all (:func:`surveys.access.read_access`, the
 rule of :func:`~surveys.access.get_survey_for_results` from the cache); everyone else gets 404.
 Reading results costs O(number of options) per question: estimates come
 from the running tallies, and every page answers 304 while its ETag stands.
@@ -26,8 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from surveys.access import (
     get_question_for_owner,
     get_survey_by_share_slug,
-    get_survey_to_read,
-    needs_granted,
+    read_access,
 )
 from surveys.actions import do_set_candidates
 from surveys.forms.candidates import CandidatesForm
@@ -136,7 +135,7 @@ def _round_choice(request: HtmxHttpRequest, name: str, numbers: list[int], defau
 @require_GET
 @reads_results
 def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
-    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
+    survey, granted, found = read_access(request.user, survey_id, also=stamps.keys_of(survey_id))
     kind, bands = estimate_kind(request), band_kind(request)
     stamp = stamps.read(survey, found=found)  # O(1): the poll and the 304 need nothing else
     if request.htmx and request.GET.get("since") == stamp.signature:
@@ -155,14 +154,14 @@ def survey_results(request: HtmxHttpRequest, survey_id: int) -> HttpResponse:
         return render(request, DASHBOARD, context)
 
     parts = ("dashboard", kind, bands, trend.get("trend_signature"), trend.get("compare"), request.get_full_path())
-    return readers_page(request, survey, stamp, parts, render_page)
+    return readers_page(request, survey, stamp, granted, parts, render_page)
 
 
 @login_required
 @require_GET
 @reads_results
 def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int) -> HttpResponse:
-    survey, found = get_survey_to_read(request.user, survey_id, also=stamps.keys_of(survey_id))
+    survey, granted, found = read_access(request.user, survey_id, also=stamps.keys_of(survey_id))
     question = get_object_or_404(Question, pk=question_id, survey=survey)
     kind, bands = estimate_kind(request), band_kind(request)
     stamp = stamps.read(survey, question.pk, found=found)
@@ -179,29 +178,33 @@ def question_results(request: HtmxHttpRequest, survey_id: int, question_id: int)
         return render(request, "surveys/question_results.html", context)
 
     parts = ("question", question.pk, kind, bands, request.get_full_path())
-    return readers_page(request, survey, stamp, parts, render_page)
+    return readers_page(request, survey, stamp, granted, parts, render_page)
 
 
 def readers_page(
-    request: HtmxHttpRequest, survey: Survey, stamp: stamps.Stamp, parts: tuple[object, ...], render_page: Any
+    request: HtmxHttpRequest,
+    survey: Survey,
+    stamp: stamps.Stamp,
+    granted: frozenset[str],
+    parts: tuple[object, ...],
+    render_page: Any,
 ) -> HttpResponse:
     """An organizer's results page: 304 while its ETag stands, else rendered once per snapshot
     (:func:`~surveys.views.reading.rendered_once`) by ``render_page(csrf_token, freshness,
     can_export, can_edit)``, then published as drawn.
 
-    ``can_export``: whether the reader may download the raw reports (viewers read results, not
-    reports); ``can_edit``: whether they may open the builder (not viewers, nor staff). The page
-    offers only links its reader may follow. They are asked when a page is drawn, not for a 304,
-    and the shared rendering is kept apart for readers with and without them.
+    ``granted``: what the reader may do on the survey (:func:`surveys.access.read_access`).
+    ``can_export``: whether they may download the raw reports (viewers read results, not reports);
+    ``can_edit``: whether they may open the builder (not viewers, nor staff). The page offers only
+    links its reader may follow, so both are part of its ETag (a changed role never gets a 304 of the
+    old role's page) and of the shared rendering's key.
     """
-
-    def page() -> HttpResponse:
-        granted = needs_granted(request.user, survey)
-        can_export, can_edit = "export" in granted, "edit" in granted
-        draw = functools.partial(render_page, can_export=can_export, can_edit=can_edit)
-        return rendered_once(request, survey, stamp, (*parts, can_export, can_edit), draw)
-
-    response = conditional(request, page_etag(request, survey, stamp, *parts), page)
+    can_export, can_edit = "export" in granted, "edit" in granted
+    parts = (*parts, can_export, can_edit)
+    draw = functools.partial(render_page, can_export=can_export, can_edit=can_edit)
+    response = conditional(
+        request, page_etag(request, survey, stamp, *parts), lambda: rendered_once(request, survey, stamp, parts, draw)
+    )
     snapshots.publish(survey, stamp.snapshot)  # drawn: every reader may now have these numbers
     patch_cache_control(response, private=True, no_cache=True)
     return response

@@ -54,7 +54,9 @@ def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResp
         buffer.write(CSV_BOM)  # Excel reads the file as UTF-8 (Korean intact) only with it
         writer = csv.DictWriter(buffer, fieldnames=ESTIMATE_COLUMNS)
         writer.writeheader()
-        writer.writerows({**row, "params": json.dumps(row["params"])} for row in rows)
+        writer.writerows(
+            {**row, "params": json.dumps(row["params"]), "versions": json.dumps(row["versions"])} for row in rows
+        )
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="survey-{survey.pk}-estimates.{fmt}"'
     return response

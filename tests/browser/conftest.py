@@ -102,6 +102,7 @@ SWEEPS_IN_CI_ONLY = {
     "test_every_respondent_page_passes_axe_in_both_languages",
     "test_the_builders_language_pages_pass_axe",
     "test_results_tables_fit_a_phone",
+    "test_the_matrix_charts_legend_shows_every_label_whole_at_both_widths",
 }
 
 

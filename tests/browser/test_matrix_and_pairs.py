@@ -144,7 +144,8 @@ def test_the_dashboard_shows_the_declared_pairs_cross_tab_and_a_post_hoc_one(liv
     assert card.locator("svg").count() == 1 and card.locator("[data-joint] tbody tr").count() == 3
     assert card.locator("[data-marginal]").count() == 2
     matrix = organizer.locator("[data-matrix-result]")
-    assert matrix.locator("svg").count() == 1 and matrix.locator("[data-matrix-item]").count() == 3
+    assert matrix.locator(".chart svg").count() == 1 and matrix.locator("[data-matrix-item]").count() == 3
+    assert matrix.locator("[data-chart-legend] li").all_inner_texts() == items[0].options
 
     organizer.evaluate("window.stillTheSamePage = true")
     organizer.select_option("#crosstab-first", str(items[0].pk))

@@ -116,3 +116,34 @@ def test_deleting_a_series_is_not_served_stale(team):
     assert get_survey_to_read(owner, team.survey.pk)[0].series_id == series.pk  # cached now
     series.delete()  # sets the round's series to null in bulk
     assert get_survey_to_read(owner, team.survey.pk)[0].series_id is None
+
+
+def test_a_role_change_is_never_answered_304_with_the_old_roles_page(team, htmx_headers):
+    """A results page's ETag names what its reader's role lets the page offer (the builder link, the raw
+    exports): an editor made a viewer gets the viewer's page at the next request, never a 304 that
+    keeps the editor's links; made an editor again, the editor's page. The ETag names its reader too,
+    so no one else's page is ever theirs, and a removed member gets 404 (above)."""
+    pages = [
+        reverse("survey_results", args=[team.survey.pk]),
+        reverse("question_results", args=[team.survey.pk, team.question.pk]),
+    ]
+    raw = reverse("export_reports", args=[team.survey.pk, "csv"])
+    editor = reader(team.users["editor"])
+    first = [drawn(editor, url) for url in pages]
+    assert raw in first[0].content.decode()
+    for url, page in zip(pages, first, strict=True):
+        assert editor.get(url, HTTP_IF_NONE_MATCH=page["ETag"]).status_code == 304
+    owner = reader(team.users["owner"])
+    membership = team.membership("editor")
+    change = reverse("workspace_member_role", args=[team.workspace.pk, membership.pk])
+    owner.post(change, {"role": "viewer"})
+    membership.refresh_from_db()
+    assert membership.role == "viewer"
+    demoted = [editor.get(url, HTTP_IF_NONE_MATCH=page["ETag"]) for url, page in zip(pages, first, strict=True)]
+    assert [response.status_code for response in demoted] == [200, 200]
+    assert raw not in demoted[0].content.decode()
+    for url, page in zip(pages, demoted, strict=True):
+        assert editor.get(url, HTTP_IF_NONE_MATCH=page["ETag"]).status_code == 304
+    owner.post(change, {"role": "editor"})
+    promoted = editor.get(pages[0], HTTP_IF_NONE_MATCH=demoted[0]["ETag"])
+    assert promoted.status_code == 200 and raw in promoted.content.decode()

@@ -347,3 +347,79 @@ def test_a_raw_report_export_answers_202_until_its_job_has_written_the_file(clie
     assert ready.status_code == 200
     rows = ready.body.decode("utf-8-sig").splitlines()
     assert len(rows) == 1 + 4  # the header and the four reports
+
+
+def automatic_and_named(client: Client, organizer: Any) -> tuple[str, Survey, str, dict[str, Any], dict[str, Any]]:
+    """An open survey (token, survey, questions path) with a question left on "auto" and one on OUE by name."""
+    token = make_token(organizer)
+    survey = make_survey(organizer)
+    path = f"/api/v1/surveys/{survey.pk}/questions"
+    body = {"text": "Mood?", "kind": "single", "options": ["Good", "Fine", "Bad"], "epsilon": 1.0}
+    automatic = call(client, token, "post", path, body).json()
+    named = call(client, token, "post", path, {**body, "text": "Named?", "mechanism": "oue"}).json()
+    assert call(client, token, "post", f"/api/v1/surveys/{survey.pk}/open").status_code == 200
+    return token, survey, path, automatic, named
+
+
+@pytest.mark.django_db
+def test_a_mechanism_named_through_the_api_is_chosen_by_hand_and_auto_leaves_it_to_the_advisor(client, organizer):
+    """As in the builder: naming a mechanism pins it (``mechanism_chosen_automatically`` false, and the
+    card stops saying "chosen automatically"); "auto", or no mechanism on a new question, leaves it to
+    the advisor. In an open survey each change is a new randomization version that the transparency
+    statement shows in force."""
+    from django.urls import reverse
+
+    token, survey, path, omitted, named = automatic_and_named(client, organizer)
+    assert (omitted["mechanism_chosen_automatically"], named["mechanism_chosen_automatically"]) == (True, False)
+    assert named["mechanism"] == "oue" and omitted["mechanism"] != "oue"
+    client.force_login(organizer)
+
+    def card(question_id: int) -> str:
+        url = reverse("question_card", args=[survey.pk, question_id])
+        html = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+        return html.split('class="params"', 1)[1].split("</p>", 1)[0]
+
+    def in_force(question_id: int) -> tuple[int, str]:
+        versions = call(client, token, "get", f"/api/v1/surveys/{survey.pk}/transparency").json()["versions"]
+        (found,) = [
+            (v["version"], v["mechanism"]) for v in versions if v["question_id"] == question_id and v["in_force"]
+        ]
+        return found
+
+    assert "chosen automatically" in card(omitted["id"]) and "chosen automatically" not in card(named["id"])
+    # Each direction in the open survey (no reports yet): by name, then back to "auto".
+    pinned = call(client, token, "patch", f"{path}/{omitted['id']}", {"mechanism": "oue"}).json()
+    assert (pinned["mechanism"], pinned["mechanism_chosen_automatically"]) == ("oue", False)
+    assert in_force(omitted["id"]) == (pinned["randomization"]["version"], "oue")
+    assert "chosen automatically" not in card(omitted["id"])
+    freed = call(client, token, "patch", f"{path}/{named['id']}", {"mechanism": "auto"}).json()
+    assert freed["mechanism_chosen_automatically"] and freed["mechanism"] == omitted["mechanism"]
+    assert in_force(named["id"]) == (freed["randomization"]["version"], omitted["mechanism"])
+    assert "chosen automatically" in card(named["id"])
+    # A PATCH that leaves the mechanism out keeps how it was chosen.
+    reworded = call(client, token, "patch", f"{path}/{named['id']}", {"text": "Reworded?"}).json()
+    assert reworded["mechanism_chosen_automatically"] and reworded["randomization"] == freed["randomization"]
+
+
+@pytest.mark.django_db
+def test_a_frozen_question_written_back_as_read_keeps_its_mechanism_and_how_it_was_chosen(client, organizer):
+    """Once reports froze a question, its mechanism cannot change, nor can how it was chosen (the
+    builder's field is disabled): a client that writes the question back as it read it (the mechanism
+    by name) only rewords it, whether Automatic chose the mechanism or the organizer did; asking for
+    another mechanism, or for "auto" on one chosen by hand, is refused as the builder refuses it."""
+    token, _survey, path, automatic, by_hand = automatic_and_named(client, organizer)
+    for question in (automatic, by_hand):
+        make_reports(Question.objects.get(pk=question["id"]), [0, 1, 2, 1])
+    for question in (automatic, by_hand):
+        read = call(client, token, "get", f"{path}/{question['id']}").json()
+        written = {name: read[name] for name in ("kind", "options", "epsilon", "mechanism")}
+        response = call(client, token, "patch", f"{path}/{question['id']}", {**written, "text": "Reworded?"})
+        assert response.status_code == 200, response.content
+        after = response.json()
+        assert after["text"] == "Reworded?"
+        for name in ("mechanism", "mechanism_chosen_automatically", "randomization"):
+            assert after[name] == read[name], name
+    other = "krr" if automatic["mechanism"] != "krr" else "oue"
+    for question, mechanism in ((automatic, other), (by_hand, "krr"), (by_hand, "auto")):
+        refused = call(client, token, "patch", f"{path}/{question['id']}", {"mechanism": mechanism})
+        assert refused.status_code == 422 and "mechanism" in refused.json()["fields"]

@@ -48,7 +48,7 @@ S = "/api/v1/surveys/{survey_id}"
 NEEDS = {
     ("get", "/api/v1/surveys"): "own",  # one's own surveys and one's workspaces' (any role)
     ("post", "/api/v1/surveys"): "own",  # a new personal survey, as survey_create
-    ("get", S): "edit",  # survey_detail (the builder)
+    ("get", S): "view",  # the survey as GET /surveys lists it; its results page and workspace page show it
     ("patch", S): "edit",  # survey_settings
     ("delete", S): "manage",  # survey_delete
     ("post", f"{S}/open"): "edit",
@@ -292,6 +292,33 @@ def test_a_drafts_transparency_is_read_by_its_readers_and_marked_not_public(clie
     assert (body["status"], body["public"], body["entries"]) == ("draft", False, [])
     opened = call(client, token, "get", f"/api/v1/surveys/{team.survey.pk}/transparency").json()
     assert (opened["status"], opened["public"]) == ("open", True) and opened["entries"]
+
+
+@pytest.mark.parametrize("who", ROLES)
+def test_whoever_may_read_the_survey_gets_it_by_id_as_listed_and_no_more(client, team, who):
+    """GET /surveys/{id} gives whoever may read the survey's results (any member, staff) what the list
+    gives them; its settings stay the builder's: a viewer's token may not change them (403 for a read
+    token, 404 for a read-and-write one, as the settings page is a 404 to them), an outsider's gets 404."""
+    path = f"/api/v1/surveys/{team.survey.pk}"
+    reader = make_token(team.users[who], scope="read")
+    response = call(client, reader, "get", path)
+    if "view" not in GRANTED[who]:
+        assert response.status_code == 404 and not names_the_team(team, response.content)
+        return
+    assert response.status_code == 200
+    got = response.json()
+    assert set(got["access"]) == GRANTED[who] and got["title"] == team.survey.title
+    listed = {s["id"]: s for s in call(client, reader, "get", "/api/v1/surveys").json()}
+    if who != "staff":  # staff's list holds only their own work; they read any survey by id
+        assert listed[team.survey.pk] == got
+    if "edit" in GRANTED[who]:
+        return
+    writer = make_token(team.users[who], scope="write", name="writer")
+    before = state(team)
+    assert call(client, reader, "patch", path, {"title": "Renamed"}).status_code == 403
+    refused = call(client, writer, "patch", path, {"title": "Renamed"})
+    assert refused.status_code == 404 and not names_the_team(team, refused.content)
+    assert state(team) == before
 
 
 def test_a_surveys_new_owner_is_the_tokens_never_the_workspace(client, team):

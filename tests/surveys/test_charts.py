@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from surveys.results.charts import crosstab_heatmap, estimate_bars, matrix_bars, responses_over_time
+from surveys.results.charts import crosstab_heatmap, estimate_bars, matrix_bars, matrix_colors, responses_over_time
 
 
 def test_estimate_bars_are_scalable_svg_with_the_option_labels():
@@ -37,9 +37,17 @@ def test_the_cross_tab_heatmap_is_vector_svg_with_both_questions_labels_and_each
     assert " style=" not in svg  # presentation attributes only (the page's CSP)
 
 
-def test_matrix_bars_stack_each_items_options_with_a_legend():
+def test_matrix_bars_stack_each_items_options_in_the_colours_the_pages_legend_names():
+    """The bars' colours are :func:`matrix_colors`'; their legend is the page's (full labels that wrap
+    on a phone), not text in the SVG, which would be cut and shrink with the chart."""
     shares = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
-    svg = matrix_bars(["Tools", "도구"], ["Disagree", "Neutral", "Agree"], shares, shares - 0.05, shares + 0.05)
+    options = ["Strongly disagree with this", "Neutral", "Agree"]
+    svg = matrix_bars(["Tools", "도구"], options, shares, shares - 0.05, shares + 0.05)
     assert svg.startswith("<svg") and ' width="' not in svg[: svg.index(">")]
-    for text in (">Tools<", ">도구<", ">Disagree<", ">Agree<", ">100%<"):
+    for text in (">Tools<", ">도구<", ">100%<"):
         assert text in svg
+    assert "…" not in svg and "Strongly" not in svg and ">Agree<" not in svg
+    colours = matrix_colors(len(options))
+    assert len(set(colours)) == 3
+    for colour in colours:
+        assert f'fill="{colour}"' in svg

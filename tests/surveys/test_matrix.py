@@ -15,6 +15,7 @@ import ldp
 from surveys import actions
 from surveys.models import Matrix, Question, Report, Submission, TallyCell
 from surveys.responding.submissions import new_token
+from surveys.results import charts
 from tests.base import make_question, make_reports, make_survey
 
 KOREAN = {"HTTP_ACCEPT_LANGUAGE": "ko"}
@@ -187,6 +188,12 @@ def test_the_dashboard_shows_one_compact_card_with_ldps_numbers(organizer_client
     html = response.content.decode()
     card = html[html.index("data-matrix-result") : html.index("</article>", html.index("data-matrix-result"))]
     assert "<svg" in card and "How much do you agree?" in card and card.count("data-matrix-item=") == 3
+    # The chart's legend: every option's full label beside its bars' colour, as a list that wraps.
+    legend = card[card.index("data-chart-legend") : card.index("</ul>", card.index("data-chart-legend"))]
+    options = items[0].options
+    colours = charts.matrix_colors(len(options))
+    for option, colour in zip(options, colours, strict=True):
+        assert f'fill="{colour}"' in legend and f"{option}</li>" in legend
     mechanism = items[2].current_randomization().build_mechanism()
     packed = b"".join(bytes(p) for p in Report.objects.filter(question=items[2]).values_list("packed", flat=True))
     expected = mechanism.consistent_estimate(mechanism.tally(mechanism.unpack_many(packed)), "auto")
