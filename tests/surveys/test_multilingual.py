@@ -309,7 +309,14 @@ def test_both_languages_pool_into_one_tally_and_store_no_language(bilingual):
     packed = sorted(bytes(p) for p in Report.objects.values_list("packed", flat=True))
     assert packed[0::2] == packed[1::2]
     assert {f.name for f in Submission._meta.concrete_fields} == {"id", "survey", "received_hour", "nonce"}
-    assert {f.name for f in Report._meta.concrete_fields} == {"id", "submission", "question", "randomization", "packed"}
+    assert {f.name for f in Report._meta.concrete_fields} == {
+        "id",
+        "survey",
+        "submission",
+        "question",
+        "randomization",
+        "packed",
+    }
     assert {f.name for f in TallyDelta._meta.concrete_fields} == {"survey", "id", "shard", "payload"}
     for row in [*Submission.objects.values(), *Report.objects.values(), *HourlyResponses.objects.values()]:
         assert not any(value in ("ko", "en") for value in row.values())
