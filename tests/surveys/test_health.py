@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import django.core.cache
 import pytest
 from django.conf import settings
 from django.core.cache import caches
@@ -110,3 +113,25 @@ def test_gunicorn_preloads_and_keeps_one_blas_thread_unless_told_otherwise(monke
 def test_gunicorn_warm_up_imports_and_compiles_everything(monkeypatch):
     gunicorn_config(monkeypatch)["warm"]()
     assert {"scipy.stats", "matplotlib.figure", "surveys.views.dashboard"} <= set(sys.modules)
+
+
+def test_gunicorn_keeps_the_warmed_app_out_of_the_workers_garbage_collections(monkeypatch):
+    """Preloaded, the master freezes what it warmed before forking; else each worker after warming."""
+    config = gunicorn_config(monkeypatch)
+    monkeypatch.setitem(config["when_ready"].__globals__, "warm", lambda: None)  # what runs is its own test
+    monkeypatch.setattr(connections, "close_all", lambda: None)  # the test's own connection stays open
+    monkeypatch.setattr(django.core.cache, "close_caches", lambda: None)
+    preloaded, per_worker = (SimpleNamespace(cfg=SimpleNamespace(preload_app=flag)) for flag in (True, False))
+    gc.unfreeze()
+    try:
+        config["post_worker_init"](preloaded)  # a forked worker of a preloaded master has nothing to do
+        assert gc.get_freeze_count() == 0
+        config["when_ready"](preloaded)
+        assert gc.get_freeze_count() > 0
+        gc.unfreeze()
+        config["when_ready"](per_worker)  # not preloaded: the master imports nothing to freeze
+        assert gc.get_freeze_count() == 0
+        config["post_worker_init"](per_worker)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
