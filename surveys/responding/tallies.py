@@ -6,12 +6,10 @@ The storage design (``docs/deployment.md`` says why):
 - Each randomization's ldp ``Tally`` is kept as :class:`~surveys.models.TallyCell` rows keyed by
   (survey, randomization, shard, cell): the survey leads every key, and on PostgreSQL the table is
   partitioned by it, so a reader that names the survey reads one partition. A submission picks
-  one shard at random and adds every one of its reports' counts with **one**
-  ``INSERT ... ON CONFLICT DO UPDATE SET count = count + excluded.count`` in the submission's
-  transaction: a tally is always exactly the sum of the stored reports (the cells commit or roll
-  back with them), and respondents who drew different shards never wait on each other. Rows are
-  written in one global order (survey, randomization, shard, cell), so concurrent upserts cannot
-  deadlock.
+  one shard at random; its counts reach that shard's cells through a pending row (below), added
+  by a fold with **one** ``INSERT ... ON CONFLICT DO UPDATE SET count = count + excluded.count``
+  per batch, so submissions that drew different shards never meet on a cell. Rows are written in
+  one global order (survey, randomization, shard, cell), so concurrent upserts cannot deadlock.
 - The hourly response counter is sharded the same way, one upsert per submission.
 - Readers sum the shards in the database (``GROUP BY``): O(cells x shards) rows, never O(reports).
 - A submission does not update the cells itself: it appends one :class:`~surveys.models.TallyDelta`
@@ -110,11 +108,11 @@ CELL_KEY = ("survey_id", "randomization_id", "shard", "cell")
 def add_to_tally(randomization: Randomization, packed_reports: Sequence[bytes], shard: int | None = None) -> None:
     """Add stored reports of one randomization to its tally (call inside a transaction)."""
     if packed_reports:
-        survey_id = surveys_of([randomization])[randomization.pk]
+        survey_id = survey_ids_of([randomization])[randomization.pk]
         add_rows(tally_rows(survey_id, randomization, packed_reports, pick_shard() if shard is None else shard))
 
 
-def surveys_of(randomizations: Iterable[Randomization]) -> dict[int, int]:
+def survey_ids_of(randomizations: Iterable[Randomization]) -> dict[int, int]:
     """Each randomization's survey id: from its question where loaded, the rest in one query."""
     found, missing = {}, {}
     for r in randomizations:
@@ -191,7 +189,7 @@ def read_tallies(randomizations: Iterable[Randomization]) -> dict[int, ldp.Tally
     counts = {pk: m.empty_tally().counts.copy() for pk, m in mechanisms.items()}
     profiles = {pk: integrity.empty_profile(cast(ldp.Mechanism, m)) for pk, m in mechanisms.items()}
     n = dict.fromkeys(by_id, 0)
-    rows, pending = _cells_and_pending(surveys_of(by_id.values()))
+    rows, pending = _cells_and_pending(survey_ids_of(by_id.values()))
     for randomization_id, packed in pending.items():
         cells = report_cells(mechanisms[randomization_id], packed)
         rows.extend((randomization_id, cell, increment) for cell, increment in cells)

@@ -394,8 +394,15 @@ def report_table(survey: Survey, page_size: int | None = None) -> Table:
     return Table("reports", REPORT_COLUMNS, rows(), csv_body)
 
 
-_ESTIMATE_TYPES = {"round": "int", "question_id": "int", "version": "int", "k": "int", "n": "int"}
-_ESTIMATE_TYPES |= {"versions": "json", "params": "json"}
+_ESTIMATE_TYPES = {
+    "round": "int",
+    "question_id": "int",
+    "version": "int",
+    "versions": "json",
+    "k": "int",
+    "n": "int",
+    "params": "json",
+}
 
 
 def estimate_table(survey: Survey) -> Table:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -30,7 +29,14 @@ from surveys.replica import reads_results
 from surveys.responding.versions import survey_version
 from surveys.results.estimates import SurveyState, synthetic
 from surveys.results.export_files import FORMATS, download_name, fresh_export
-from surveys.results.exports import CSV_BOM, ESTIMATE_COLUMNS, declared_pairs, estimate_rows, tally_exports
+from surveys.results.exports import (
+    CSV_BOM,
+    csv_stream,
+    declared_pairs,
+    estimate_rows,
+    estimate_table,
+    tally_exports,
+)
 
 
 @login_required
@@ -38,26 +44,19 @@ from surveys.results.exports import CSV_BOM, ESTIMATE_COLUMNS, declared_pairs, e
 @reads_results
 def export_estimates(request: HttpRequest, survey_id: int, fmt: str) -> HttpResponse:
     survey = get_survey_for_results(request.user, survey_id)
-    rows = list(estimate_rows(survey))
     if fmt == "json":
         payload = {
             "survey": survey.title,
             "round": survey.round_number,
             "level": 0.95,
-            "estimates": rows,
+            "estimates": list(estimate_rows(survey)),
             **tally_exports(survey),
             "declared_pairs": declared_pairs(survey),
         }
         response: HttpResponse = JsonResponse(payload)
-    else:
-        buffer = io.StringIO()
-        buffer.write(CSV_BOM)  # Excel reads the file as UTF-8 (Korean intact) only with it
-        writer = csv.DictWriter(buffer, fieldnames=ESTIMATE_COLUMNS)
-        writer.writeheader()
-        writer.writerows(
-            {**row, "params": json.dumps(row["params"]), "versions": json.dumps(row["versions"])} for row in rows
-        )
-        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    else:  # the byte-order mark first: Excel reads the file as UTF-8 (Korean intact) only with it
+        text = "".join(csv_stream(estimate_table(survey)))
+        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="survey-{survey.pk}-estimates.{fmt}"'
     return response
 
